@@ -1,0 +1,131 @@
+"""Render the ``/api/*`` mirror: a job's files (map) and the site-wide files (reduce)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import PurePosixPath
+
+import msgspec
+
+from sitegen import __version__, dot
+from sitegen.eventlog import schema
+from sitegen.htmlsafe import json_for_html, text_for_html
+from sitegen.layout import HTML_COPY, SITE_ENDPOINTS, Body, endpoint_dir
+from sitegen.model import JobSummary, Problem
+
+ApiFile = tuple[PurePosixPath, bytes]
+_encode = msgspec.json.Encoder().encode
+
+
+def endpoint_files(directory: PurePosixPath, body: Body, content: bytes) -> Iterator[ApiFile]:
+    """Yield the exact body and its HTML-safe copy for one endpoint directory."""
+    yield directory / body.value, content
+    escape = json_for_html if body is Body.JSON else text_for_html
+    yield directory / HTML_COPY, escape(content)
+
+
+def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
+    """Yield every ``/api/job/{id}/…`` file of one completed job, payloads byte for byte."""
+    job_dir = endpoint_dir("job/{job_id}", job_id=job_id)
+    yield from endpoint_files(job_dir, Body.JSON, bytes(job_end.job))
+    yield from endpoint_files(job_dir / "stages", Body.JSON, bytes(job_end.stages))
+    yield from endpoint_files(job_dir / "config", Body.JSON, bytes(job_end.config))
+    yield from endpoint_files(job_dir / "dot", Body.TEXT, job_end.dot.encode())
+    for cluster in dot.clusters(job_end.dot):
+        stage_dir = job_dir / "stage" / cluster.stage_id / "dot"
+        yield from endpoint_files(stage_dir, Body.TEXT, dot.stage_dot(cluster).encode())
+
+
+def jobs_list(jobs: Iterable[JobSummary]) -> bytes:
+    """Encode ``/api/jobs``: newest first by start time, ties by id, serde_json bytes."""
+    ordered = sorted(jobs, key=lambda j: j.job_id)
+    ordered.sort(key=lambda j: j.start_time, reverse=True)
+    return _encode(
+        [
+            schema.JobListEntry(
+                job_id=j.job_id,
+                job_name=j.job_name,
+                job_status=j.job_status,
+                status=j.status,
+                num_stages=j.num_stages,
+                completed_stages=j.completed_stages,
+                percent_complete=j.percent_complete,
+                start_time=j.start_time,
+                end_time=j.end_time,
+            )
+            for j in ordered
+        ]
+    )
+
+
+# A history site has no live scheduler: version fields say what built it, and
+# the policy says why nothing is running. Key order is the live response's.
+STATE = {
+    "started": 0,
+    "version": f"sitegen-{__version__}",
+    "datafusion_version": "unknown",
+    "substrait_support": False,
+    "keda_support": False,
+    "prometheus_support": True,
+    "graphviz_support": False,
+    "spark_support": False,
+    "scheduling_policy": "history-server (static site built by sitegen; no live cluster)",
+    "enable_embedded_flight_proxy": False,
+}
+VERSION = {"version": STATE["version"], "datafusion_version": STATE["datafusion_version"]}
+
+
+def _label(value: str) -> str:
+    """Escape a Prometheus label value."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def metrics_text(
+    jobs: Iterable[JobSummary], problems: Iterable[Problem], build_timestamp: float
+) -> bytes:
+    """Render Prometheus text about the history: jobs by status, tasks, logs skipped."""
+    jobs = list(jobs)
+    by_status = Counter(j.status for j in jobs)
+    skipped = Counter(str(p.kind) for p in problems if p.skipped)
+    lines = [
+        "# HELP ballista_history_jobs Completed jobs published on this site, by status.",
+        "# TYPE ballista_history_jobs gauge",
+    ]
+    lines += [
+        f'ballista_history_jobs{{status="{_label(s)}"}} {n}' for s, n in sorted(by_status.items())
+    ]
+    lines += [
+        "# HELP ballista_history_tasks Task attempts recorded in published jobs.",
+        "# TYPE ballista_history_tasks gauge",
+        f'ballista_history_tasks{{outcome="all"}} {sum(j.tasks for j in jobs)}',
+        f'ballista_history_tasks{{outcome="failed"}} {sum(j.failed_tasks for j in jobs)}',
+        "# HELP ballista_history_logs_skipped Event logs not published, by reason.",
+        "# TYPE ballista_history_logs_skipped gauge",
+    ]
+    lines += [
+        f'ballista_history_logs_skipped{{reason="{r}"}} {n}' for r, n in sorted(skipped.items())
+    ]
+    lines += [
+        "# HELP ballista_history_build_timestamp_seconds When this site was built (Unix time).",
+        "# TYPE ballista_history_build_timestamp_seconds gauge",
+        f"ballista_history_build_timestamp_seconds {build_timestamp:.3f}",
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def site_files(
+    jobs: list[JobSummary], problems: list[Problem], build_timestamp: float
+) -> Iterator[ApiFile]:
+    """Yield the site-wide ``/api/*`` files."""
+    bodies = {
+        "jobs": jobs_list(jobs),
+        "state": _encode(STATE),
+        "version": _encode(VERSION),
+        "executors": b"[]",
+        "metrics": metrics_text(jobs, problems, build_timestamp),
+    }
+    for endpoint in SITE_ENDPOINTS:
+        yield from endpoint_files(
+            endpoint_dir(endpoint.template), endpoint.body, bodies[endpoint.template]
+        )

@@ -1,0 +1,81 @@
+"""Find event logs in a directory and judge job ids as path segments."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from sitegen.errors import UsageError
+
+# Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
+SUFFIXES = (".eventlog", ".eventlog.running")
+MAX_ID_BYTES = 200
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One candidate log: where it is and the job id its name suggests."""
+
+    path: Path
+    name_id: str
+    running: bool
+    size: int
+    mtime_ns: int
+
+
+def split_name(name: str) -> tuple[str, bool] | None:
+    """Return (job id from the file name, running?) for a log file name, else None."""
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)], suffix.endswith(".running")
+    return None
+
+
+def discover(log_dir: Path) -> list[LogFile]:
+    """List every log in ``log_dir``, sorted by name so builds are deterministic."""
+    if not log_dir.exists():
+        raise UsageError("event-log dir does not exist", log_dir)
+    if not log_dir.is_dir():
+        raise UsageError("event-log dir is not a directory", log_dir)
+    try:
+        entries = sorted(log_dir.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
+    found = []
+    for entry in entries:
+        parsed = split_name(entry.name)
+        if parsed is None:
+            continue
+        try:
+            st = entry.stat()
+        except OSError:
+            st = None
+        if st is not None and not entry.is_file():
+            continue
+        found.append(
+            LogFile(
+                path=entry,
+                name_id=parsed[0],
+                running=parsed[1],
+                size=st.st_size if st else 0,
+                mtime_ns=st.st_mtime_ns if st else 0,
+            )
+        )
+    return found
+
+
+def unsafe_id_reason(job_id: str) -> str | None:
+    """Say why ``job_id`` cannot be one path segment on disk and in a URL, or None."""
+    if job_id == "":
+        return "job id is empty"
+    if job_id in (".", ".."):
+        return f"job id {job_id!r} is a relative path"
+    if len(job_id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+        return f"job id is longer than {MAX_ID_BYTES} bytes"
+    for ch in job_id:
+        if ch in "/\\":
+            return f"job id {job_id!r} contains a path separator"
+        if ch == "\x00" or unicodedata.category(ch) in ("Cc", "Cs"):
+            return f"job id {job_id!r} contains a control character"
+    return None

@@ -1,0 +1,149 @@
+"""Stream one event log line by line and classify it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import msgspec
+
+from sitegen.eventlog import schema
+from sitegen.model import Classification
+
+RECORD_KINDS = frozenset({"JobStart", "StageStart", "StageEnd", "TaskEnd", "JobEnd"})
+
+
+@dataclass
+class LogRead:
+    """Everything one pass over a log yields; payloads stay raw bytes."""
+
+    path: Path
+    classification: Classification
+    message: str = ""
+    line: int | None = None
+    job_start: schema.JobStart | None = None
+    job_end: schema.JobEnd | None = None
+    config: dict[str, str] = field(default_factory=dict)
+    tasks: list[schema.TaskEnd] = field(default_factory=list)
+    stage_starts: list[schema.StageStart] = field(default_factory=list)
+    stage_ends: list[schema.StageEnd] = field(default_factory=list)
+    skipped_lines: int = 0
+    unknown_kinds: Counter[str] = field(default_factory=Counter)
+
+
+def open_log(path: Path) -> IO[bytes]:
+    """Open a log for binary streaming."""
+    return path.open("rb")
+
+
+def iter_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, line) without holding more than one line in memory."""
+    yield from enumerate(stream, 1)
+
+
+def _is_binary(line: bytes) -> bool:
+    """Tell whether an undecodable line is binary garbage rather than a cut-off record."""
+    if b"\x00" in line:
+        return True
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A record cut off mid-character only fails at its very end.
+        return exc.start < len(line.rstrip(b"\r\n")) - 3
+    return False
+
+
+def read_log(path: Path) -> LogRead:
+    """Read and classify one log; never raises for what is inside the file."""
+    result = LogRead(path=path, classification=Classification.INCOMPLETE)
+    records = 0
+    binary_line: int | None = None
+    try:
+        with open_log(path) as stream:
+            for lineno, line in iter_lines(stream):
+                if not line.strip():
+                    continue
+                try:
+                    env = schema.ENVELOPE_DECODER.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    result.skipped_lines += 1
+                    if binary_line is None and _is_binary(line):
+                        binary_line = lineno
+                    continue
+                records += 1
+                if _take(result, env, lineno):
+                    return result
+    except OSError as exc:
+        result.classification = Classification.UNREADABLE
+        result.message = exc.strerror or str(exc)
+        return result
+    if binary_line is not None:
+        result.classification = Classification.UNREADABLE
+        result.message = "not UTF-8 text (binary data)"
+        result.line = binary_line
+    elif records == 0 and result.skipped_lines > 0:
+        result.classification = Classification.NOT_A_LOG
+        result.message = "no event-log records in the file"
+    else:
+        result.message = "no JobEnd record yet (running, or its scheduler stopped)"
+    return result
+
+
+def _take(result: LogRead, env: schema.Envelope, lineno: int) -> bool:
+    """Fold one record into the result; return True once the log is decided."""
+    kind = env.ev
+    if kind == "TaskEnd":
+        try:
+            result.tasks.append(schema.TASK_END_DECODER.decode(env.data))
+        except msgspec.DecodeError:
+            result.skipped_lines += 1
+    elif kind == "JobEnd":
+        return _take_job_end(result, env, lineno)
+    elif kind == "JobStart":
+        try:
+            result.job_start = schema.JOB_START_DECODER.decode(env.data)
+        except msgspec.DecodeError:
+            result.skipped_lines += 1
+    elif kind == "StageStart":
+        try:
+            result.stage_starts.append(schema.STAGE_START_DECODER.decode(env.data))
+        except msgspec.DecodeError:
+            result.skipped_lines += 1
+    elif kind == "StageEnd":
+        try:
+            result.stage_ends.append(schema.STAGE_END_DECODER.decode(env.data))
+        except msgspec.DecodeError:
+            result.skipped_lines += 1
+    else:
+        # Forward compatibility: kinds from later schedulers are skipped, never fatal.
+        result.unknown_kinds[kind] += 1
+    return False
+
+
+def _take_job_end(result: LogRead, env: schema.Envelope, lineno: int) -> bool:
+    """Decode the terminal record, or classify why it cannot be served."""
+    result.line = lineno
+    if env.version > schema.SCHEMA_VERSION:
+        result.classification = Classification.NEWER_VERSION
+        result.message = (
+            f"JobEnd written with schema version {env.version} by a newer Ballista "
+            f"(this sitegen reads up to {schema.SCHEMA_VERSION}); upgrade sitegen"
+        )
+        return True
+    try:
+        job_end = schema.JOB_END_DECODER.decode(env.data)
+        result.config = schema.CONFIG_DECODER.decode(job_end.config)
+        for name, raw in (("job", job_end.job), ("stages", job_end.stages)):
+            if not bytes(raw).lstrip().startswith(b"{"):
+                raise msgspec.ValidationError(f"Expected `object` for `$.{name}`")
+    except msgspec.DecodeError as exc:
+        result.classification = Classification.MALFORMED
+        result.message = f"malformed JobEnd: {exc}"
+        return True
+    result.job_end = job_end
+    result.classification = Classification.COMPLETED
+    result.message = ""
+    return True

@@ -1,0 +1,386 @@
+"""Generate realistic, deterministic Ballista event logs (seeded) for examples, tests, benchmarks.
+
+The output follows Ballista's v1 schema and serde_json's byte conventions, so a log
+written here is indistinguishable in shape from one a scheduler wrote.
+
+Regenerate the bundled examples with ``python -m sitegen.examples.generator``.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+Outcome = Literal["succeeded", "failed", "cancelled", "running"]
+
+BASE_TIME_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: fixed so output never depends on "now"
+QUERY_NAMES = [f"tpch-q{n}" for n in range(1, 23)]
+OPERATORS = [
+    ("ProjectionExec", "expr=[l_returnflag@0 as l_returnflag, sum(l_quantity)@1 as sum_qty]"),
+    ("AggregateExec", "mode=FinalPartitioned, gby=[l_returnflag@0, l_linestatus@1]"),
+    ("FilterExec", "l_shipdate@6 <= 1998-09-02 AND l_discount@2 > 0.05"),
+    ("HashJoinExec", "mode=Partitioned, join_type=Inner, on=[(o_orderkey@0, l_orderkey@0)]"),
+    ("SortExec", "TopK(fetch=10), expr=[revenue@1 DESC]"),
+    ("CoalesceBatchesExec", "target_batch_size=8192"),
+    ("RepartitionExec", "partitioning=Hash([o_orderkey@0], 16), input_partitions=4"),
+]
+ERRORS = [
+    "Arrow error: Divide by zero error",
+    "Execution error: Failed to fetch partition from executor: connection reset by peer",
+    "Resources exhausted: Failed to allocate additional 512.0 MB for HashJoinInput",
+]
+_encode = msgspec.json.Encoder().encode
+
+
+def _line(kind: str, data: Any) -> bytes:
+    """Encode one record the way Ballista's writer does (compact, UTF-8, newline)."""
+    return b'{"ev":"%s","version":1,"data":%s}\n' % (kind.encode(), _encode(data))
+
+
+def job_id_for(rng: random.Random) -> str:
+    """Return a Ballista-style default id: seven random alphanumerics."""
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))
+
+
+def _percentiles(values: list[int]) -> dict[str, int]:
+    """Return min/p25/median/p75/max as Ballista's stage summary reports them."""
+    s = sorted(values) or [0]
+
+    def pick(q: float) -> int:
+        return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
+
+    return {"min": s[0], "p25": pick(0.25), "median": pick(0.5), "p75": pick(0.75), "max": s[-1]}
+
+
+@dataclass
+class JobSpec:
+    """What to generate for one job."""
+
+    job_id: str
+    job_name: str
+    stages: int = 3
+    tasks_per_stage: int = 8
+    executors: int = 3
+    outcome: Outcome = "succeeded"
+    start_ms: int = BASE_TIME_MS
+    retries: int = 0
+    extra_config: dict[str, str] = field(default_factory=dict)
+
+
+def _parents(stage: int) -> list[int]:
+    """Return the stages a stage reads from: a chain, with a join into stage 3."""
+    if stage == 1:
+        return []
+    if stage == 3:
+        return [1, 2]
+    if stage == 2:
+        return []
+    return [stage - 1]
+
+
+def _dot(spec: JobSpec, statuses: dict[int, str], rng: random.Random) -> str:
+    """Write the stage DAG the way Ballista's ExecutionGraphDot does."""
+    out = ["digraph G {"]
+    links = []
+    for cluster, sid in enumerate(range(1, spec.stages + 1)):
+        out.append(f"\tsubgraph cluster{cluster} {{")
+        out.append(f'\t\tlabel = "Stage {sid} [{statuses[sid]}]";')
+        writer = f"stage_{sid}_0"
+        parts = spec.tasks_per_stage
+        out.append(f'\t\t{writer} [shape=box, label="ShuffleWriterExec\n{parts} partitions"]')
+        node = writer
+        op, detail = OPERATORS[(sid + len(spec.job_name)) % len(OPERATORS)]
+        child = f"{node}_0"
+        out.append(f'\t\t{child} [shape=box, label="{op}\n{detail}"]')
+        out.append(f"\t\t{child} -> {node}")
+        for j, parent in enumerate(_parents(sid)):
+            reader = f"{child}_{j}"
+            out.append(f'\t\t{reader} [shape=box, label="ShuffleReaderExec\nstage={parent}"]')
+            out.append(f"\t\t{reader} -> {child}")
+            links.append(f"stage_{parent}_0 -> {reader}")
+        if not _parents(sid):
+            scan = f"{child}_0"
+            out.append(f'\t\t{scan} [shape=box, label="DataSourceExec\nfile_groups={{4 groups}}"]')
+            out.append(f"\t\t{scan} -> {child}")
+        out.append("\t}")
+    out.extend(f"\t{link}" for link in sorted(links))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
+    """Yield the lines of one job's event log."""
+    rng = random.Random(seed)
+    executors = [f"executor-{i + 1}" for i in range(spec.executors)]
+    logical = f"Sort: revenue DESC\n  Projection: {spec.job_name}\n    TableScan: lineitem"
+    physical = "SortPreservingMergeExec: [revenue@1 DESC]\n  " + OPERATORS[0][0]
+    queued = spec.start_ms - rng.randint(5, 400)
+    yield _line(
+        "JobStart",
+        {
+            "job_id": spec.job_id,
+            "job_name": spec.job_name,
+            "queued_at": queued,
+            "submitted_at": spec.start_ms,
+            "logical_plan": logical,
+            "physical_plan": physical,
+        },
+    )
+    now = spec.start_ms + rng.randint(2, 20)
+    stage_summaries = []
+    statuses: dict[int, str] = {}
+    total_out = 0
+    failed_error: str | None = None
+    # A failed job fails in its last stage; a cancelled one stops half-way.
+    last_stage = spec.stages
+    if spec.outcome == "cancelled":
+        last_stage = max(1, spec.stages // 2)
+    if spec.outcome == "running":
+        last_stage = max(1, spec.stages - 1)
+    for sid in range(1, last_stage + 1):
+        yield _line("StageStart", {"stage_id": sid, "partitions": spec.tasks_per_stage})
+        fail_here = spec.outcome == "failed" and sid == spec.stages
+        tasks = []
+        stage_end = now
+        durations: list[int] = []
+        inputs: list[int] = []
+        for tid in range(spec.tasks_per_stage):
+            attempts = 1 + (1 if rng.random() < spec.retries / max(1, spec.tasks_per_stage) else 0)
+            for attempt in range(attempts):
+                executor = executors[(tid + attempt + sid) % len(executors)]
+                launch = now + rng.randint(0, 30)
+                start = launch + rng.randint(1, 5)
+                skew = 6 if tid == 0 and sid == 1 else 1
+                end = start + rng.randint(20, 400) * skew
+                in_rows = rng.randint(10_000, 2_000_000)
+                out_rows = in_rows // rng.randint(2, 50)
+                failed = (fail_here and tid % 3 == 1) or attempt + 1 < attempts
+                status: Any = "Successful"
+                if failed:
+                    error = ERRORS[(tid + sid) % len(ERRORS)]
+                    status = {"Failed": {"reason": "ExecutionError", "error": error}}
+                    failed_error = failed_error or error
+                    in_rows = out_rows = 0
+                yield _line(
+                    "TaskEnd",
+                    {
+                        "stage_id": sid,
+                        "task_id": tid,
+                        "executor_id": executor,
+                        "status": status,
+                        "launch_time": launch,
+                        "start_exec_time": start,
+                        "end_exec_time": end,
+                        "metrics": {
+                            "input_rows": in_rows,
+                            "output_rows": out_rows,
+                            "elapsed_compute_nanos": (end - start) * 900_000,
+                        },
+                    },
+                )
+                stage_end = max(stage_end, end)
+                if attempt + 1 == attempts:
+                    durations.append(end - start)
+                    inputs.append(in_rows)
+                    tasks.append(
+                        {
+                            "id": tid + attempt * spec.tasks_per_stage,
+                            "status": status,
+                            "partition_id": [tid],
+                            "scheduled_time": launch - 2,
+                            "launch_time": launch,
+                            "start_exec_time": start,
+                            "end_exec_time": end,
+                            "exec_duration": end - start,
+                            "finish_time": end + 1,
+                            "input_rows": in_rows,
+                            "output_rows": out_rows,
+                        }
+                    )
+        stage_status = "Failed" if fail_here else "Successful"
+        if spec.outcome == "running" and sid == last_stage:
+            stage_status = "Running"
+        statuses[sid] = stage_status
+        if stage_status != "Running":
+            yield _line("StageEnd", {"stage_id": sid, "status": stage_status})
+        in_total = sum(t["input_rows"] for t in tasks)
+        out_total = sum(t["output_rows"] for t in tasks)
+        total_out = out_total
+        stage_summaries.append(
+            {
+                "stage_id": str(sid),
+                "stage_status": stage_status,
+                "input_rows": in_total,
+                "output_rows": out_total,
+                "elapsed_compute": f"{sum(durations) * 9 // 10}ms",
+                "stage_plan": f"ShuffleWriterExec: partitions={spec.tasks_per_stage}\n  "
+                + OPERATORS[sid % len(OPERATORS)][0],
+                "task_duration_percentiles": _percentiles(durations),
+                "task_input_percentiles": _percentiles(inputs),
+                "tasks": tasks,
+            }
+        )
+        now = stage_end + rng.randint(1, 15)
+    if spec.outcome == "running":
+        return
+    for sid in range(last_stage + 1, spec.stages + 1):
+        statuses[sid] = "Unresolved"
+    end_ms = now
+    elapsed = end_ms - spec.start_ms
+    completed = sum(1 for s in statuses.values() if s == "Successful")
+    if spec.outcome == "succeeded":
+        end_status: Any = "Succeeded"
+        word = "Completed"
+        verbose = (
+            f"Completed. Produced {spec.tasks_per_stage} partitions containing "
+            f"{total_out} rows. Elapsed time: {elapsed} ms."
+        )
+    elif spec.outcome == "failed":
+        message = f"Job failed due to stage {spec.stages} failed: {failed_error}"
+        end_status = {"Failed": message}
+        word = "Failed"
+        verbose = f"Failed: {message}"
+    else:
+        end_status = "Cancelled"
+        word = "Cancelled"
+        verbose = "Cancelled"
+        queued = 0
+    percent = completed * 100 // spec.stages
+    index = {
+        "job_id": spec.job_id,
+        "job_name": spec.job_name,
+        "status": word,
+        "job_status": verbose,
+        "start_time": spec.start_ms,
+        "end_time": end_ms,
+        "num_stages": spec.stages,
+        "completed_stages": completed,
+        "percent_complete": percent,
+    }
+    job = {
+        "job_id": spec.job_id,
+        "job_name": spec.job_name,
+        "job_status": verbose,
+        "status": word,
+        "num_stages": spec.stages,
+        "completed_stages": completed,
+        "percent_complete": percent,
+        "start_time": spec.start_ms,
+        "end_time": end_ms,
+        "logical_plan": logical,
+        "physical_plan": physical,
+        "stage_plan": "\n".join(s["stage_plan"] for s in stage_summaries),
+    }
+    config = {
+        "ballista.job.name": spec.job_name,
+        "datafusion.execution.batch_size": "8192",
+        "datafusion.execution.target_partitions": str(spec.tasks_per_stage),
+        **spec.extra_config,
+    }
+    yield _line(
+        "JobEnd",
+        {
+            "status": end_status,
+            "queued_at": queued,
+            "started_at": spec.start_ms,
+            "completed_at": end_ms,
+            "index": index,
+            "job": job,
+            "stages": {"stages": stage_summaries},
+            "config": dict(sorted(config.items())),
+            "dot": _dot(spec, statuses, rng),
+        },
+    )
+
+
+def write_log(directory: Path, spec: JobSpec, seed: int, name: str | None = None) -> Path:
+    """Write one job's log into ``directory`` and return its path."""
+    suffix = ".eventlog.running" if spec.outcome == "running" else ".eventlog"
+    path = directory / (name or spec.job_id + suffix)
+    with path.open("wb") as out:
+        out.writelines(generate_job(spec, seed))
+    return path
+
+
+def write_corpus(
+    directory: Path,
+    jobs: int,
+    stages: int,
+    tasks_per_stage: int,
+    seed: int = 7,
+    executors: int = 8,
+) -> list[Path]:
+    """Write ``jobs`` completed logs of the given shape (the benchmark corpus)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    paths = []
+    for n in range(jobs):
+        spec = JobSpec(
+            job_id=job_id_for(rng),
+            job_name=QUERY_NAMES[n % len(QUERY_NAMES)],
+            stages=stages,
+            tasks_per_stage=tasks_per_stage,
+            executors=executors,
+            outcome="failed" if n % 17 == 5 else "succeeded",
+            start_ms=BASE_TIME_MS + n * 60_000 + rng.randint(0, 50_000),
+            retries=1,
+        )
+        paths.append(write_log(directory, spec, seed * 100_003 + n))
+    return paths
+
+
+def write_examples(directory: Path) -> list[Path]:
+    """Write the bundled example set: a dozen jobs plus running and corrupt logs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(2026)
+    shapes: list[tuple[str, int, int, Outcome]] = [
+        ("tpch-q1", 2, 16, "succeeded"),
+        ("tpch-q3", 4, 24, "succeeded"),
+        ("tpch-q5", 5, 12, "succeeded"),
+        ("tpch-q6", 1, 32, "succeeded"),
+        ("tpch-q9", 5, 16, "failed"),
+        ("tpch-q10", 4, 8, "succeeded"),
+        ("tpch-q12", 3, 20, "succeeded"),
+        ("tpch-q14", 3, 16, "cancelled"),
+        ("tpch-q18", 4, 40, "succeeded"),
+        ("tpch-q19", 3, 12, "succeeded"),
+        ('daily revenue <report> & "audit"', 3, 10, "succeeded"),
+        ("tpch-q21", 5, 24, "succeeded"),
+        ("tpch-q22", 3, 16, "running"),
+    ]
+    paths = []
+    for n, (name, stages, tasks, outcome) in enumerate(shapes):
+        spec = JobSpec(
+            job_id=job_id_for(rng),
+            job_name=name,
+            stages=stages,
+            tasks_per_stage=tasks,
+            executors=4,
+            outcome=outcome,
+            start_ms=BASE_TIME_MS + n * 3_600_000 + rng.randint(0, 600_000),
+            retries=2,
+        )
+        paths.append(write_log(directory, spec, 1000 + n))
+    # A log whose JobEnd was damaged on disk: reported with its line number.
+    broken = JobSpec(job_id=job_id_for(rng), job_name="tpch-q7", stages=2, tasks_per_stage=4)
+    lines = list(generate_job(broken, 99))
+    lines[-1] = lines[-1].replace(b'"index":{', b'"index":{"num_stages":"two",', 1)
+    corrupt = directory / f"{broken.job_id}.eventlog"
+    corrupt.write_bytes(b"".join(lines))
+    paths.append(corrupt)
+    return paths
+
+
+if __name__ == "__main__":
+    from sitegen.examples import EXAMPLE_LOG_DIR
+
+    for old in EXAMPLE_LOG_DIR.glob("*.eventlog*"):
+        old.unlink()
+    for written in write_examples(EXAMPLE_LOG_DIR):
+        print(written.name)

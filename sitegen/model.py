@@ -1,0 +1,98 @@
+"""What the renderers need from a log, derived once: classifications, problems, job summaries."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Classification(enum.StrEnum):
+    """What a log file turned out to be."""
+
+    COMPLETED = "completed"
+    INCOMPLETE = "incomplete"
+    NEWER_VERSION = "newer-version"
+    MALFORMED = "malformed"
+    UNREADABLE = "unreadable"
+    NOT_A_LOG = "not-a-log"
+
+
+class ProblemKind(enum.StrEnum):
+    """Why a log was not published (or was published with a caveat)."""
+
+    INCOMPLETE = "incomplete"
+    NEWER_VERSION = "newer-version"
+    MALFORMED = "malformed"
+    UNREADABLE = "unreadable"
+    NOT_A_LOG = "not-a-log"
+    UNSAFE_ID = "unsafe-id"
+    DUPLICATE_ID = "duplicate-id"
+    ID_MISMATCH = "id-mismatch"
+
+
+# Problems that still publish the job: they are reported, not skips.
+WARNING_KINDS = frozenset({ProblemKind.ID_MISMATCH})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reportable fact about one log file."""
+
+    kind: ProblemKind
+    file: str
+    message: str
+    line: int | None = None
+    job_id: str | None = None
+
+    @property
+    def skipped(self) -> bool:
+        """Tell whether this problem kept the log off the site."""
+        return self.kind not in WARNING_KINDS
+
+
+@dataclass
+class ExecutorStats:
+    """What one executor did within one job, from its TaskEnd records."""
+
+    tasks: int = 0
+    failed: int = 0
+    busy_ms: int = 0
+
+
+@dataclass
+class JobSummary:
+    """The small per-job record the reduce step keeps in memory (never the payloads)."""
+
+    job_id: str
+    job_name: str
+    status: str
+    job_status: str
+    start_time: int
+    end_time: int
+    num_stages: int
+    completed_stages: int
+    percent_complete: int
+    queued_at: int
+    started_at: int
+    completed_at: int
+    file: str
+    failure: str | None = None
+    tasks: int = 0
+    failed_tasks: int = 0
+    executors: dict[str, ExecutorStats] = field(default_factory=dict)
+
+
+@dataclass
+class RunningJob:
+    """A log without JobEnd: what its JobStart and TaskEnd records show so far."""
+
+    file: str
+    job_id: str
+    job_name: str
+    queued_at: int
+    submitted_at: int
+    stages_started: int
+    stages_ended: int
+    tasks: int
+    failed_tasks: int
+    last_event_time: int

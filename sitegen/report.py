@@ -1,0 +1,21 @@
+"""Turn a build report into the summary lines the CLI prints."""
+
+from __future__ import annotations
+
+from sitegen.build import BuildReport
+
+
+def summary_lines(report: BuildReport) -> list[str]:
+    """Return the human summary: jobs published, logs skipped by reason, time taken."""
+    lines = [
+        f"Published {report.published} jobs from {report.logs} logs to {report.output} "
+        f"({report.files_written} files) in {report.seconds:.2f} s."
+    ]
+    skipped = report.skipped
+    if skipped:
+        reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+        lines.append(f"Skipped {sum(skipped.values())} logs: {reasons}.")
+    for p in report.problems:
+        where = f"{p.file}:{p.line}" if p.line else p.file
+        lines.append(f"  {p.kind}: {where}: {p.message}")
+    return lines

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import BuildOptions, BuildReport, build
+from sitegen.examples import EXAMPLE_LOG_DIR
+
+# Builds are reproducible: the metrics' build timestamp follows SOURCE_DATE_EPOCH.
+os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def require(tool: str) -> str:
+    """Return the path of ``tool``; skip without it locally, fail in CI."""
+    path = shutil.which(tool)
+    if path is None:
+        message = f"{tool} is not installed (CI installs it in .ci/run)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+def example_logs(tmp_path: Path) -> Path:
+    """A writable copy of the bundled example logs."""
+    target = tmp_path / "logs"
+    shutil.copytree(EXAMPLE_LOG_DIR, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def example_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport]:
+    """The bundled examples built once per session (read-only for tests)."""
+    root = tmp_path_factory.mktemp("example-site")
+    report = build(BuildOptions(log_dir=EXAMPLE_LOG_DIR, output=root / "site", workers=2))
+    return root / "site", report
