@@ -87,6 +87,17 @@ class SiteWriter:
         os.rename(source, path)
 
 
+def _alive(pid: int) -> bool:
+    """Tell whether a process with this id exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two directories atomically with renameat2(RENAME_EXCHANGE); False if unsupported."""
     libc_name = ctypes.util.find_library("c")
@@ -106,7 +117,8 @@ class Publication:
 
     def __init__(self, output: Path) -> None:
         self.output = output
-        self.staging = output.parent / f".{output.name}.staging-{secrets.token_hex(4)}"
+        self.prefix = f".{output.name}.staging-"
+        self.staging = output.parent / f"{self.prefix}{os.getpid()}-{secrets.token_hex(4)}"
 
     def check(self) -> None:
         """Refuse outputs that are files, or directories that are not sitegen sites."""
@@ -124,8 +136,16 @@ class Publication:
         """Create the staging directory and return it."""
         self.check()
         self.output.parent.mkdir(parents=True, exist_ok=True)
+        self.sweep()
         self.staging.mkdir()
         return self.staging
+
+    def sweep(self) -> None:
+        """Remove staging directories left by killed builds (their process is gone)."""
+        for entry in self.output.parent.glob(self.prefix + "*"):
+            pid = entry.name[len(self.prefix) :].split("-", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(entry, ignore_errors=True)
 
     def discard(self) -> None:
         """Remove the staging directory after a failed build; the published site stays."""

@@ -6,14 +6,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import msgspec
 
 from sitegen.eventlog import schema
 from sitegen.model import Classification
-
-RECORD_KINDS = frozenset({"JobStart", "StageStart", "StageEnd", "TaskEnd", "JobEnd"})
 
 
 @dataclass
@@ -31,6 +29,7 @@ class LogRead:
     stage_starts: list[schema.StageStart] = field(default_factory=list)
     stage_ends: list[schema.StageEnd] = field(default_factory=list)
     skipped_lines: int = 0
+    binary_line: int | None = None
     unknown_kinds: Counter[str] = field(default_factory=Counter)
 
 
@@ -60,7 +59,6 @@ def read_log(path: Path) -> LogRead:
     """Read and classify one log; never raises for what is inside the file."""
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = 0
-    binary_line: int | None = None
     try:
         with open_log(path) as stream:
             for lineno, line in iter_lines(stream):
@@ -68,22 +66,20 @@ def read_log(path: Path) -> LogRead:
                     continue
                 try:
                     env = schema.ENVELOPE_DECODER.decode(line)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    result.skipped_lines += 1
-                    if binary_line is None and _is_binary(line):
-                        binary_line = lineno
+                except msgspec.DecodeError:
+                    _skip(result, line, lineno)
                     continue
                 records += 1
-                if _take(result, env, lineno):
+                if _take(result, env, line, lineno):
                     return result
     except OSError as exc:
         result.classification = Classification.UNREADABLE
         result.message = exc.strerror or str(exc)
         return result
-    if binary_line is not None:
+    if result.binary_line is not None:
         result.classification = Classification.UNREADABLE
         result.message = "not UTF-8 text (binary data)"
-        result.line = binary_line
+        result.line = result.binary_line
     elif records == 0 and result.skipped_lines > 0:
         result.classification = Classification.NOT_A_LOG
         result.message = "no event-log records in the file"
@@ -92,31 +88,37 @@ def read_log(path: Path) -> LogRead:
     return result
 
 
-def _take(result: LogRead, env: schema.Envelope, lineno: int) -> bool:
+def _skip(result: LogRead, line: bytes, lineno: int) -> None:
+    """Count an unreadable line, remembering the first one that is binary garbage."""
+    result.skipped_lines += 1
+    if result.binary_line is None and _is_binary(line):
+        result.binary_line = lineno
+
+
+_PROGRESS: dict[str, tuple[msgspec.json.Decoder[Any], str]] = {
+    "TaskEnd": (schema.TASK_END_DECODER, "tasks"),
+    "StageStart": (schema.STAGE_START_DECODER, "stage_starts"),
+    "StageEnd": (schema.STAGE_END_DECODER, "stage_ends"),
+}
+
+
+def _take(result: LogRead, env: schema.Envelope, line: bytes, lineno: int) -> bool:
     """Fold one record into the result; return True once the log is decided."""
     kind = env.ev
-    if kind == "TaskEnd":
+    progress = _PROGRESS.get(kind)
+    if progress is not None:
+        decoder, attr = progress
         try:
-            result.tasks.append(schema.TASK_END_DECODER.decode(env.data))
+            getattr(result, attr).append(decoder.decode(env.data))
         except msgspec.DecodeError:
-            result.skipped_lines += 1
+            _skip(result, line, lineno)
     elif kind == "JobEnd":
         return _take_job_end(result, env, lineno)
     elif kind == "JobStart":
         try:
             result.job_start = schema.JOB_START_DECODER.decode(env.data)
         except msgspec.DecodeError:
-            result.skipped_lines += 1
-    elif kind == "StageStart":
-        try:
-            result.stage_starts.append(schema.STAGE_START_DECODER.decode(env.data))
-        except msgspec.DecodeError:
-            result.skipped_lines += 1
-    elif kind == "StageEnd":
-        try:
-            result.stage_ends.append(schema.STAGE_END_DECODER.decode(env.data))
-        except msgspec.DecodeError:
-            result.skipped_lines += 1
+            _skip(result, line, lineno)
     else:
         # Forward compatibility: kinds from later schedulers are skipped, never fatal.
         result.unknown_kinds[kind] += 1

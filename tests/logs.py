@@ -1,0 +1,119 @@
+"""Helpers that write small event logs by hand (tests never read ../shared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sitegen.examples.generator import JobSpec, generate_job
+
+
+def record(kind: str, data: Any, version: int = 1) -> bytes:
+    """Encode one envelope line."""
+    return b'{"ev":"%s","version":%d,"data":%s}\n' % (
+        kind.encode(),
+        version,
+        data if isinstance(data, bytes) else msgspec.json.encode(data),
+    )
+
+
+def job_lines(job_id: str, name: str = "tpch-q1", **kw: Any) -> list[bytes]:
+    """Return the lines of a small generated job."""
+    spec = JobSpec(
+        job_id=job_id,
+        job_name=name,
+        stages=kw.pop("stages", 2),
+        tasks_per_stage=kw.pop("tasks_per_stage", 3),
+        **kw,
+    )
+    return list(generate_job(spec, seed=1))
+
+
+def write(path: Path, lines: list[bytes]) -> Path:
+    """Write lines to ``path``."""
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+# A v1 log with the properties of Ballista's frozen compatibility log: a record kind
+# from the future, a failed TaskEnd, a stages payload whose partition_id is an array,
+# and payload key order that differs from our structs.
+V1_JOB = (
+    b'{"job_id":"golden-v1","job_name":"tpch-q1","job_status":"Completed. Produced 4 partitions'
+    b' containing 1000 rows. Elapsed time: 95 ms.","status":"Completed","num_stages":1,'
+    b'"completed_stages":1,"percent_complete":100,"start_time":1005,"end_time":1100,'
+    b'"logical_plan":"Projection: l_returnflag","stage_plan":"ShuffleWriterExec"}'
+)
+V1_STAGES = (
+    b'{"stages":[{"stage_id":"1","stage_status":"Successful","input_rows":1000,'
+    b'"output_rows":250,"elapsed_compute":"28ms","tasks":[{"id":0,"status":"Successful",'
+    b'"partition_id":[0,1],"scheduled_time":1008,"launch_time":1010,"start_exec_time":1012,'
+    b'"end_exec_time":1040,"exec_duration":28,"finish_time":1042,"input_rows":1000,'
+    b'"output_rows":250}]}]}'
+)
+V1_CONFIG = (
+    b'{"datafusion.execution.batch_size":"8192","datafusion.execution.target_partitions":"4"}'
+)
+V1_DOT = (
+    'digraph G {\n\tsubgraph cluster0 {\n\t\tlabel = "Stage 1 [Successful]";\n'
+    '\t\tstage_1_0 [shape=box, label="ShuffleWriterExec"]\n\t}\n}\n'
+)
+
+
+def v1_log_lines() -> list[bytes]:
+    """Return a v1 log written with the properties of the upstream frozen log."""
+    index = {
+        "job_id": "golden-v1",
+        "job_name": "tpch-q1",
+        "status": "Completed",
+        "job_status": "Completed. Produced 4 partitions containing 1000 rows. Elapsed time: 95 ms.",
+        "start_time": 1005,
+        "end_time": 1100,
+        "num_stages": 1,
+        "completed_stages": 1,
+        "percent_complete": 100,
+    }
+    job_end = (
+        b'{"status":"Succeeded","queued_at":1000,"started_at":1005,"completed_at":1100,'
+        b'"index":'
+        + msgspec.json.encode(index)
+        + b',"job":'
+        + V1_JOB
+        + b',"stages":'
+        + V1_STAGES
+        + b',"config":'
+        + V1_CONFIG
+        + b',"dot":'
+        + msgspec.json.encode(V1_DOT)
+        + b"}"
+    )
+    task = {
+        "stage_id": 1,
+        "task_id": 1,
+        "executor_id": "executor-b",
+        "status": {"Failed": {"reason": "ExecutionError", "error": "divide by zero"}},
+        "launch_time": 1010,
+        "start_exec_time": 1013,
+        "end_exec_time": 1020,
+        "metrics": {"input_rows": 0, "output_rows": 0, "elapsed_compute_nanos": 0},
+    }
+    return [
+        record(
+            "JobStart",
+            {
+                "job_id": "golden-v1",
+                "job_name": "tpch-q1",
+                "queued_at": 1000,
+                "submitted_at": 1005,
+                "logical_plan": None,
+                "physical_plan": None,
+            },
+        ),
+        record("StageStart", {"stage_id": 1, "partitions": 4}),
+        record("TaskEnd", task),
+        record("StageEnd", {"stage_id": 1, "status": "Successful"}),
+        record("AnEventKindFromTheFuture", {"whatever": [1, 2, {"nested": True}]}),
+        record("JobEnd", job_end),
+    ]

@@ -1,0 +1,98 @@
+"""Start real servers on 127.0.0.1 for the tests: nginx and python -m http.server."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sitegen import hosting
+
+
+def free_port() -> int:
+    """Return a TCP port that is free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """Wait until something accepts connections on ``port``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def get(port: int, path: str) -> Response:
+    """GET ``path`` once, without following redirects."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def nginx(nginx_bin: str, site: Path, workdir: Path) -> Iterator[int]:
+    """Run nginx in the foreground with sitegen's generated server block."""
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = hosting.nginx(site.resolve(), f"127.0.0.1:{port}")
+    temp = "".join(
+        f"    {name}_temp_path {workdir}/{name};\n"
+        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    conf = workdir / "nginx.conf"
+    conf.write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")
+        + f"daemon off;\npid {workdir}/nginx.pid;\nerror_log {workdir}/error.log;\n"
+        + "events { worker_connections 64; }\n"
+        + f"http {{\n    access_log off;\n{temp}"
+        + server
+        + "}\n"
+    )
+    proc = subprocess.Popen([nginx_bin, "-p", str(workdir), "-c", str(conf)])
+    try:
+        wait_for_port(port, proc)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextlib.contextmanager
+def http_server(site: Path) -> Iterator[int]:
+    """Run ``python -m http.server`` on the site: the zero-config host."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(site)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -1,0 +1,203 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import BuildOptions, BuildReport, build
+from sitegen.errors import UsageError
+from sitegen.eventlog.discover import unsafe_id_reason
+from sitegen.model import ProblemKind
+from tests.logs import job_lines, write
+
+
+def _kinds(report: BuildReport) -> dict[str, str]:
+    return {p.file: str(p.kind) for p in report.problems}
+
+
+def test_example_site_publishes_every_completed_job(example_site: tuple[Path, BuildReport]) -> None:
+    site, report = example_site
+    assert report.logs == 14
+    assert report.published == 12
+    assert sorted(report.skipped.items()) == [("incomplete", 1), ("malformed", 1)]
+    listed = json.loads((site / "api/jobs/index.json").read_bytes())
+    assert len(listed) == 12
+    starts = [(-j["start_time"], j["job_id"]) for j in listed]
+    assert starts == sorted(starts)
+    statuses = {j["status"] for j in listed}
+    assert statuses == {"Completed", "Failed", "Cancelled"}
+    for job in listed:
+        assert list(job) == [
+            "job_id",
+            "job_name",
+            "job_status",
+            "status",
+            "num_stages",
+            "completed_stages",
+            "percent_complete",
+            "start_time",
+            "end_time",
+        ]
+        assert (site / "api/job" / job["job_id"] / "index.json").is_file()
+    assert report.running[0].file.endswith(".eventlog.running")
+
+
+def test_job_files_are_the_stored_bytes(example_site: tuple[Path, BuildReport]) -> None:
+    site, report = example_site
+    from sitegen.eventlog.reader import read_log
+    from sitegen.examples import EXAMPLE_LOG_DIR
+
+    job = report.jobs[0]
+    read = read_log(EXAMPLE_LOG_DIR / job.file)
+    assert read.job_end is not None
+    base = site / "api/job" / job.job_id
+    assert (base / "index.json").read_bytes() == bytes(read.job_end.job)
+    assert (base / "stages/index.json").read_bytes() == bytes(read.job_end.stages)
+    assert (base / "config/index.json").read_bytes() == bytes(read.job_end.config)
+    assert (base / "dot/index.txt").read_text() == read.job_end.dot
+    stage_dot = (base / "stage/1/dot/index.txt").read_text()
+    assert stage_dot.startswith("digraph G {\n\t\tstage_1_0 ")
+    assert stage_dot.endswith("}\n") and "label = " not in stage_dot.split("\n")[1]
+
+
+def test_html_copies_parse_to_the_same_json(example_site: tuple[Path, BuildReport]) -> None:
+    site, _ = example_site
+    copies = list((site / "api").rglob("index.html"))
+    assert len(copies) > 50
+    for html in copies:
+        body = html.read_bytes()
+        assert b"<" not in body and b">" not in body
+        exact = html.with_name("index.json")
+        if exact.exists():
+            assert json.loads(body) == json.loads(exact.read_bytes())
+
+
+def test_duplicate_ids_keep_the_later_completion(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "dup.eventlog", job_lines("dup", start_ms=2_000_000))
+    write(logs / "dup-copy.eventlog", job_lines("dup", start_ms=1_000_000))
+    report = build(BuildOptions(logs, tmp_path / "site"))
+    assert report.published == 1
+    assert report.jobs[0].file == "dup.eventlog"
+    kinds = _kinds(report)
+    assert kinds["dup-copy.eventlog"] == "duplicate-id"
+    # The loser's name differs from its id, which is reported too (as a warning).
+    assert [p.kind for p in report.problems if p.file == "dup-copy.eventlog"] == [
+        ProblemKind.ID_MISMATCH,
+        ProblemKind.DUPLICATE_ID,
+    ]
+
+
+@pytest.mark.parametrize(
+    "job_id",
+    ["", ".", "..", "a/b", "a\\b", "nul\x00", "tab\there", "x" * 201],
+)
+def test_unsafe_ids_are_not_published(tmp_path: Path, job_id: str) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "evil.eventlog", job_lines(job_id))
+    write(logs / "fine.eventlog", job_lines("fine"))
+    report = build(BuildOptions(logs, tmp_path / "site"))
+    assert [j.job_id for j in report.jobs] == ["fine"]
+    assert _kinds(report)["evil.eventlog"] == "unsafe-id"
+    published = {p.name for p in (tmp_path / "site/api/job").iterdir()}
+    assert published == {"fine"}
+
+
+@pytest.mark.parametrize("job_id", ["with space", "100%", "a#b", "why?", "a+b", "ünïcødé", "日本"])
+def test_awkward_ids_are_published(job_id: str) -> None:
+    assert unsafe_id_reason(job_id) is None
+
+
+def test_mismatched_file_name_publishes_under_job_end_id(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "renamed.eventlog", job_lines("real-id"))
+    report = build(BuildOptions(logs, tmp_path / "site"))
+    assert [j.job_id for j in report.jobs] == ["real-id"]
+    assert report.skipped == {}
+    assert _kinds(report) == {"renamed.eventlog": "id-mismatch"}
+
+
+def test_logs_are_never_modified(tmp_path: Path, example_logs: Path) -> None:
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in example_logs.iterdir()}
+    build(BuildOptions(example_logs, tmp_path / "site"))
+    after = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in example_logs.iterdir()}
+    assert before == after
+
+
+def test_bad_paths_are_refused_and_nothing_is_written(tmp_path: Path, example_logs: Path) -> None:
+    cases = [
+        (BuildOptions(tmp_path / "missing", tmp_path / "out"), "does not exist"),
+        (BuildOptions(example_logs, example_logs), "must not be the event-log dir"),
+        (BuildOptions(example_logs, example_logs / "site"), "must not be the event-log dir"),
+        (BuildOptions(example_logs, tmp_path), "event-log dir must not be inside"),
+    ]
+    (tmp_path / "afile").write_text("x")
+    cases.append((BuildOptions(example_logs, tmp_path / "afile"), "not a directory"))
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious/thesis.tex").write_text("x")
+    cases.append((BuildOptions(example_logs, tmp_path / "precious"), "not a sitegen site"))
+    for options, message in cases:
+        with pytest.raises(UsageError, match=message):
+            build(options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "logs", "precious"]
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_rebuild_replaces_the_site_and_leaves_no_staging(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    out = tmp_path / "site"
+    build(BuildOptions(example_logs, out))
+    victim = next(example_logs.glob("*.eventlog"))
+    job_id = victim.name.removesuffix(".eventlog")
+    victim.rename(tmp_path / victim.name)
+    report = build(BuildOptions(example_logs, out))
+    assert not (out / "api/job" / job_id).exists()
+    assert report.published in (10, 11)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
+
+
+def test_killed_build_keeps_the_published_site(tmp_path: Path, example_logs: Path) -> None:
+    out = tmp_path / "site"
+    build(BuildOptions(example_logs, out))
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    # A log big enough that the build is still running when it is killed.
+    from sitegen.examples.generator import write_corpus
+
+    write_corpus(example_logs, jobs=40, stages=4, tasks_per_stage=200)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sitegen",
+            "build",
+            "--event-log-dir",
+            str(example_logs),
+            "--output",
+            str(out),
+            "--workers",
+            "1",
+        ],
+    )
+    deadline = time.monotonic() + 20
+    while not any(p.name.startswith(".site.staging") for p in tmp_path.iterdir()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.005)
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    after = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert after == before
+    # The next build sweeps the dead build's staging dir and publishes normally.
+    report = build(BuildOptions(example_logs, out))
+    assert report.published == 52
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]

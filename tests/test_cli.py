@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from sitegen import __version__
+from sitegen.build import BuildReport
+from sitegen.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _normalise(output: str) -> str:
+    return re.sub(r"in \d+\.\d\d s", "in X s", output)
+
+
+def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
+    out = tmp_path / "site"
+    result = CliRunner().invoke(
+        cli, ["build", "--event-log-dir", str(example_logs), "--output", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = _normalise(result.output).splitlines()
+    files = sum(1 for p in out.rglob("*") if p.is_file())
+    assert lines[0] == f"Published 12 jobs from 14 logs to {out} ({files} files) in X s."
+    assert lines[1] == "Skipped 2 logs: 1 incomplete, 1 malformed."
+    assert lines[2] == (
+        "  malformed: 0d9TH4Q.eventlog:14: malformed JobEnd: Expected `int`, got `str`"
+        " - at `$.index.num_stages`"
+    )
+    assert lines[3] == (
+        "  incomplete: GHZbKoX.eventlog.running: "
+        "still running (.eventlog.running): no JobEnd record yet"
+    )
+    assert len(lines) == 4
+
+
+def test_strict_exits_1_when_a_log_was_skipped(tmp_path: Path, example_logs: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "build",
+            "--event-log-dir",
+            str(example_logs),
+            "--output",
+            str(tmp_path / "s"),
+            "--strict",
+        ],
+    )
+    assert result.exit_code == 1
+    assert (tmp_path / "s/api/jobs/index.json").is_file()
+    (example_logs / "0d9TH4Q.eventlog").unlink()
+    (example_logs / "GHZbKoX.eventlog.running").unlink()
+    result = CliRunner().invoke(
+        cli,
+        [
+            "build",
+            "--event-log-dir",
+            str(example_logs),
+            "--output",
+            str(tmp_path / "s"),
+            "--strict",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--event-log-dir", "{tmp}/missing"],
+            "Error: {tmp}/missing: event-log dir does not exist",
+        ),
+        (
+            ["--event-log-dir", "{logs}", "--output", "{logs}"],
+            "Error: {logs}: output dir must not be the event-log dir or inside it",
+        ),
+        (
+            ["--event-log-dir", "{logs}", "--output", "{tmp}/file"],
+            "Error: {tmp}/file: output path exists and is not a directory",
+        ),
+    ],
+)
+def test_build_errors_are_one_line(
+    tmp_path: Path, example_logs: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "file").write_text("keep me")
+    args = [a.format(tmp=tmp_path, logs=example_logs) for a in args]
+    result = CliRunner().invoke(cli, ["build", *args])
+    assert result.exit_code == 1
+    assert result.output == message.format(tmp=tmp_path, logs=example_logs) + "\n"
+    assert (tmp_path / "file").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "logs"]
+
+
+def test_unreadable_log_dir(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["build", "--event-log-dir", str(tmp_path / "f")])
+    assert result.exit_code == 1
+    (tmp_path / "f").write_text("")
+    result = CliRunner().invoke(cli, ["build", "--event-log-dir", str(tmp_path / "f")])
+    assert result.output == f"Error: {tmp_path / 'f'}: event-log dir is not a directory\n"
+
+
+def test_build_defaults_to_bundled_examples(tmp_path: Path) -> None:
+    with CliRunner().isolated_filesystem(temp_dir=tmp_path) as cwd:
+        result = CliRunner().invoke(cli, ["build"])
+        tmp_path = Path(cwd)
+    assert result.exit_code == 0
+    assert result.output.startswith("Published 12 jobs from 14 logs to site ")
+    assert (tmp_path / "site/index.html").is_file()
+
+
+def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport]) -> None:
+    site, report = example_site
+    state = json.loads((site / "api/state/index.json").read_bytes())
+    assert list(state)[:9] == [
+        "started",
+        "version",
+        "datafusion_version",
+        "substrait_support",
+        "keda_support",
+        "prometheus_support",
+        "graphviz_support",
+        "spark_support",
+        "scheduling_policy",
+    ]
+    assert state["started"] == 0 and "history" in state["scheduling_policy"]
+    assert "no live cluster" in state["scheduling_policy"]
+    version = json.loads((site / "api/version/index.json").read_bytes())
+    assert version == {"version": f"sitegen-{__version__}", "datafusion_version": "unknown"}
+    assert (site / "api/executors/index.json").read_bytes() == b"[]"
+    families = {
+        f.name: f
+        for f in text_string_to_metric_families((site / "api/metrics/index.txt").read_text())
+    }
+    jobs = {s.labels["status"]: s.value for s in families["ballista_history_jobs"].samples}
+    assert jobs == {"Completed": 10, "Failed": 1, "Cancelled": 1}
+    tasks = {s.labels["outcome"]: s.value for s in families["ballista_history_tasks"].samples}
+    assert tasks["all"] == sum(j.tasks for j in report.jobs) > 100
+    assert 0 < tasks["failed"] < tasks["all"]
+    skipped = {
+        s.labels["reason"]: s.value for s in families["ballista_history_logs_skipped"].samples
+    }
+    assert skipped == {"incomplete": 1, "malformed": 1}
+    (stamp,) = families["ballista_history_build_timestamp_seconds"].samples
+    assert stamp.value == float(os.environ["SOURCE_DATE_EPOCH"])
+
+
+def test_python_dash_m_and_version() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "sitegen", "--version"], capture_output=True, text=True
+    )
+    assert out.stdout == f"sitegen, version {__version__}\n"
+
+
+def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
+    # A wheel install must carry the templates and the example logs.
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True, system_site_packages=False)
+    py = env_dir / "bin/python"
+    subprocess.run([py, "-m", "pip", "install", "-q", str(ROOT)], check=True, cwd=tmp_path)
+    run = subprocess.run(
+        [env_dir / "bin/sitegen", "build"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("Published 12 jobs from 14 logs to site ")
+    installed = subprocess.run(
+        [py, "-c", "import sitegen.templates as t; print(t.default_template_dir())"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout.strip()
+    assert "site-packages" in installed
+    index = (tmp_path / "site/index.html").read_text()
+    assert "tpch-q1" in index
+    assert (tmp_path / "site/404.html").is_file()
