@@ -6,18 +6,19 @@ import os
 import shutil
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Protocol
 
-import msgspec
-
-from sitegen import __version__, api, hosting
+from sitegen import __version__, api, hosting, manifest
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import LogFile, discover, unsafe_id_reason
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import MANIFEST_NAME, endpoint_dir
+from sitegen.manifest import LogEntry, LogOutcome, Manifest
 from sitegen.model import (
     Classification,
     ExecutorStats,
@@ -32,6 +33,16 @@ from sitegen.writer import Publication, SiteWriter
 PARTS_DIR = ".parts"
 
 
+class Progress(Protocol):
+    """Something that shows how far the map step is (a progress bar, or nothing)."""
+
+    def start(self, total: int) -> None:
+        """Announce how many logs will be read."""
+
+    def advance(self) -> None:
+        """Count one more log read."""
+
+
 @dataclass(frozen=True)
 class BuildOptions:
     """Everything a build depends on."""
@@ -40,20 +51,11 @@ class BuildOptions:
     output: Path
     strict: bool = False
     workers: int | None = None
+    clean: bool = False
 
 
-@dataclass
-class LogOutcome:
-    """What the map step returns for one log: small, picklable, no payloads."""
-
-    file: str
-    classification: Classification
-    problems: list[Problem] = field(default_factory=list)
-    summary: JobSummary | None = None
-    running: RunningJob | None = None
-    roots: list[str] = field(default_factory=list)
-    files: int = 0
-    bytes: int = 0
+# Options that change how a build runs but not a byte of what it writes.
+RUN_OPTIONS = frozenset({"log_dir", "output", "strict", "workers", "clean"})
 
 
 @dataclass
@@ -68,6 +70,8 @@ class BuildReport:
     files_written: int
     bytes_written: int
     seconds: float
+    rebuilt: int = 0
+    up_to_date: bool = False
 
     @property
     def published(self) -> int:
@@ -214,41 +218,75 @@ def _process_star(args: tuple[LogFile, Path, PageRenderer]) -> LogOutcome:
 
 
 def map_logs(
-    logs: list[LogFile], staging: Path, pages: PageRenderer, workers: int | None
-) -> list[LogOutcome]:
-    """Run the map step over every log, in parallel when it pays."""
-    tasks = [(log, staging / PARTS_DIR / str(n), pages) for n, log in enumerate(logs)]
+    logs: list[tuple[int, LogFile]],
+    staging: Path,
+    pages: PageRenderer,
+    workers: int | None,
+    progress: Progress | None = None,
+) -> dict[int, LogOutcome]:
+    """Run the map step over ``(index, log)`` pairs, in parallel when it pays."""
+    tasks = [(log, staging / PARTS_DIR / str(n), pages) for n, log in logs]
     workers = workers or os.cpu_count() or 1
+    results: dict[int, LogOutcome] = {}
     if workers == 1 or len(tasks) < 8:
-        return [process_log(*t) for t in tasks]
-    # fork: workers inherit the loaded templates and modules instead of re-importing them.
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-        return list(pool.map(_process_star, tasks, chunksize=max(1, len(tasks) // (workers * 8))))
+        outcomes: Iterator[LogOutcome] = (process_log(*t) for t in tasks)
+        pool = None
+    else:
+        # fork: workers inherit the loaded templates and modules instead of re-importing them.
+        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+        chunk = max(1, min(16, len(tasks) // (workers * 8)))
+        outcomes = pool.map(_process_star, tasks, chunksize=chunk)
+    try:
+        for (n, _), outcome in zip(logs, outcomes, strict=True):
+            results[n] = outcome
+            if progress:
+                progress.advance()
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
+    return results
 
 
-def resolve_duplicates(outcomes: list[LogOutcome]) -> None:
-    """Keep the later-completed log per job id; report and unpublish the others."""
-    by_id: dict[str, list[LogOutcome]] = defaultdict(list)
-    for outcome in outcomes:
+def _link_tree(writer: SiteWriter, old_site: Path, root: str) -> None:
+    """Publish a job's unchanged files from the previous site into the new one."""
+    stack = [root]
+    while stack:
+        rel = stack.pop()
+        with os.scandir(old_site / rel) as entries:
+            for entry in entries:
+                child = f"{rel}/{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(child)
+                else:
+                    writer.link(child, Path(entry.path))
+
+
+def resolve_duplicates(outcomes: list[LogOutcome]) -> dict[int, Problem]:
+    """Keep the later-completed log per job id; return a problem for each other one."""
+    by_id: dict[str, list[int]] = defaultdict(list)
+    for n, outcome in enumerate(outcomes):
         if outcome.summary is not None:
-            by_id[outcome.summary.job_id].append(outcome)
+            by_id[outcome.summary.job_id].append(n)
+    losers: dict[int, Problem] = {}
     for job_id, group in by_id.items():
         if len(group) < 2:
             continue
-        group.sort(key=lambda o: (-o.summary.completed_at if o.summary else 0, o.file))
-        winner = group[0]
-        for loser in group[1:]:
-            loser.problems.append(
-                Problem(
-                    ProblemKind.DUPLICATE_ID,
-                    loser.file,
-                    f"job id {job_id!r} is also in {winner.file}, which completed later; "
-                    "this log was not published",
-                    job_id=job_id,
-                )
+
+        def later_first(n: int) -> tuple[int, str]:
+            summary = outcomes[n].summary
+            return (-summary.completed_at if summary else 0, outcomes[n].file)
+
+        group.sort(key=later_first)
+        winner = outcomes[group[0]].file
+        for n in group[1:]:
+            losers[n] = Problem(
+                ProblemKind.DUPLICATE_ID,
+                outcomes[n].file,
+                f"job id {job_id!r} is also in {winner}, which completed later; "
+                "this log was not published",
+                job_id=job_id,
             )
-            loser.summary = None
-            loser.roots = []
+    return losers
 
 
 def build_timestamp() -> float:
@@ -257,51 +295,132 @@ def build_timestamp() -> float:
     return float(epoch) if epoch else time.time()
 
 
-def build(options: BuildOptions) -> BuildReport:
-    """Build the site from every log in ``options.log_dir`` and publish it atomically."""
+def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
+    """Return the manifest entry when the log is unchanged since it was built."""
+    if entry is None or entry.size != log.size:
+        return None
+    if entry.mtime_ns == log.mtime_ns:
+        return entry
+    # Touched (copied, restored) but maybe not changed: the content hash decides.
+    if entry.sha256 == manifest.file_digest(log.path):
+        return entry
+    return None
+
+
+def build(options: BuildOptions, progress: Progress | None = None) -> BuildReport:
+    """Build the site from every log in ``options.log_dir`` and publish it atomically.
+
+    Only logs that changed since the published site was built are read again; the
+    rest of their files are hard-linked from it.
+    """
     started = time.perf_counter()
     check_paths(options)
     logs = discover(options.log_dir)
+    pages = PageRenderer()
+    fingerprint = manifest.fingerprint(options, pages.template_dirs(), RUN_OPTIONS)
+    old = None if options.clean else manifest.load(options.output)
+    if old is not None and old.fingerprint != fingerprint:
+        old = None
+    reused: dict[int, LogEntry] = {}
+    for n, log in enumerate(logs):
+        entry = _unchanged(log, old.logs.get(log.path.name) if old else None)
+        if entry is not None:
+            reused[n] = entry
+    if old is not None and len(reused) == len(logs) == len(old.logs):
+        touched = [(e, log) for e, log in zip(reused.values(), logs, strict=True)]
+        if any(e.mtime_ns != log.mtime_ns for e, log in touched):
+            # Only modification times moved (same bytes): record them, publish nothing new.
+            for e, log in touched:
+                e.mtime_ns = log.mtime_ns
+            SiteWriter(options.output).write(MANIFEST_NAME, manifest.encode(old))
+        outcomes = [e.outcome for e in reused.values()]
+        return _report(options, logs, outcomes, started, up_to_date=True)
+
     publication = Publication(options.output)
     staging = publication.open()
     try:
-        pages = PageRenderer()
-        outcomes = map_logs(logs, staging, pages, options.workers)
-        resolve_duplicates(outcomes)
+        todo = [(n, log) for n, log in enumerate(logs) if n not in reused]
+        if progress:
+            progress.start(len(todo))
+        fresh = map_logs(todo, staging, pages, options.workers, progress)
+        outcomes = [fresh[n] if n in fresh else reused[n].outcome for n in range(len(logs))]
+        losers = resolve_duplicates(outcomes)
+        # A reused log that lost a duplicate before may win now: its files were never published.
+        late = [
+            (n, logs[n])
+            for n, entry in reused.items()
+            if n not in losers and entry.outcome.summary and not _published(old, entry)
+        ]
+        fresh.update(map_logs(late, staging, pages, options.workers))
         writer = SiteWriter(staging)
         files = bytes_ = 0
-        for n, outcome in enumerate(outcomes):
-            part = staging / PARTS_DIR / str(n)
-            for root in outcome.roots:
-                writer.adopt(root, part / root)
-            if outcome.roots:
+        entries: dict[str, LogEntry] = {}
+        for n, log in enumerate(logs):
+            outcome = outcomes[n] = fresh.get(n, outcomes[n])
+            if n not in losers:
+                for root in outcome.roots:
+                    if n in fresh:
+                        writer.adopt(root, staging / PARTS_DIR / str(n) / root)
+                    else:
+                        _link_tree(writer, options.output, root)
                 files += outcome.files
                 bytes_ += outcome.bytes
+            entry = reused.get(n) or LogEntry(
+                log.size, log.mtime_ns, manifest.file_digest(log.path), outcome
+            )
+            entry.outcome = outcome
+            entry.mtime_ns = log.mtime_ns
+            entry.published = n not in losers and bool(outcome.roots)
+            entries[log.path.name] = entry
         shutil.rmtree(staging / PARTS_DIR, ignore_errors=True)
-        jobs = [o.summary for o in outcomes if o.summary is not None]
-        running = [o.running for o in outcomes if o.running is not None]
-        problems = [p for o in outcomes for p in o.problems]
-        for rel, data in api.site_files(jobs, problems, build_timestamp()):
+        report = _report(options, logs, outcomes, started, losers=losers, rebuilt=len(fresh))
+        for rel, data in api.site_files(report.jobs, report.problems, build_timestamp()):
             writer.write(rel, data)
-        pages.site_pages(writer, jobs, running, problems)
+        pages.site_pages(writer, report.jobs, report.running, report.problems)
         for name, text in hosting.site_files().items():
             writer.write(name, text.encode())
-        manifest = {
-            "sitegen": __version__,
-            "logs": {o.file: {"classification": str(o.classification)} for o in outcomes},
-        }
-        writer.write(MANIFEST_NAME, msgspec.json.encode(manifest))
+        writer.write(MANIFEST_NAME, manifest.encode(Manifest(__version__, fingerprint, entries)))
         publication.publish()
     except BaseException:
         publication.discard()
         raise
+    report.files_written = files + writer.files_written
+    report.bytes_written = bytes_ + writer.bytes_written
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _published(old: Manifest | None, entry: LogEntry) -> bool:
+    """Tell whether the previous site holds this log's files."""
+    return old is not None and entry.published
+
+
+def _report(
+    options: BuildOptions,
+    logs: list[LogFile],
+    outcomes: list[LogOutcome],
+    started: float,
+    losers: dict[int, Problem] | None = None,
+    rebuilt: int = 0,
+    up_to_date: bool = False,
+) -> BuildReport:
+    """Assemble the report (and the reduce's inputs) from every log's outcome."""
+    if losers is None:
+        losers = resolve_duplicates(outcomes)
+    problems = []
+    for n, outcome in enumerate(outcomes):
+        problems.extend(outcome.problems)
+        if n in losers:
+            problems.append(losers[n])
     return BuildReport(
         output=options.output,
         logs=len(logs),
-        jobs=jobs,
-        running=running,
+        jobs=[o.summary for n, o in enumerate(outcomes) if o.summary and n not in losers],
+        running=[o.running for o in outcomes if o.running is not None],
         problems=problems,
-        files_written=files + writer.files_written,
-        bytes_written=bytes_ + writer.bytes_written,
+        files_written=0,
+        bytes_written=0,
         seconds=time.perf_counter() - started,
+        rebuilt=rebuilt,
+        up_to_date=up_to_date,
     )

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
 
 from sitegen.eventlog.reader import LogRead
 from sitegen.model import JobSummary, Problem, RunningJob
-from sitegen.templates import environment
+from sitegen.templates import default_template_dir, environment
 from sitegen.writer import SiteWriter
 
 SITE_TITLE = "Ballista job history"
@@ -30,10 +30,13 @@ class PageRenderer:
     def env(self) -> jinja2.Environment:
         """Return the (lazily built) Jinja environment."""
         if self._env is None:
-            from pathlib import Path
-
             self._env = environment(Path(self.template_dir) if self.template_dir else None)
         return self._env
+
+    def template_dirs(self) -> list[Path]:
+        """Return the directories templates are loaded from (for the build fingerprint)."""
+        dirs = [Path(self.template_dir)] if self.template_dir else []
+        return [*dirs, default_template_dir()]
 
     def render(self, template: str, root: str, **context: Any) -> bytes:
         """Render one page; ``root`` is the relative path back to the site root."""

@@ -7,10 +7,19 @@ from sitegen.build import BuildReport
 
 def summary_lines(report: BuildReport) -> list[str]:
     """Return the human summary: jobs published, logs skipped by reason, time taken."""
-    lines = [
-        f"Published {report.published} jobs from {report.logs} logs to {report.output} "
-        f"({report.files_written} files) in {report.seconds:.2f} s."
-    ]
+    if report.up_to_date:
+        lines = [
+            f"{report.output} is up to date: {report.published} jobs from {report.logs} logs, "
+            f"nothing changed ({report.seconds:.2f} s)."
+        ]
+    else:
+        detail = f"{report.files_written} files"
+        if report.rebuilt < report.logs:
+            detail += f"; {report.rebuilt} logs read, {report.logs - report.rebuilt} unchanged"
+        lines = [
+            f"Published {report.published} jobs from {report.logs} logs to {report.output} "
+            f"({detail}) in {report.seconds:.2f} s."
+        ]
     skipped = report.skipped
     if skipped:
         reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))

@@ -1,0 +1,91 @@
+"""What was built from what: the record in the output that makes builds incremental."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sitegen import __version__
+from sitegen.layout import MANIFEST_NAME
+from sitegen.model import Classification, JobSummary, Problem, RunningJob
+
+
+@dataclass
+class LogOutcome:
+    """What the map step returns for one log: small, picklable, no payloads."""
+
+    file: str
+    classification: Classification
+    problems: list[Problem] = field(default_factory=list)
+    summary: JobSummary | None = None
+    running: RunningJob | None = None
+    roots: list[str] = field(default_factory=list)
+    files: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class LogEntry:
+    """One log as last built: how to tell it is unchanged, and what it produced."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    outcome: LogOutcome
+    published: bool = False
+
+
+@dataclass
+class Manifest:
+    """Everything the next build needs to decide what to rebuild."""
+
+    sitegen: str
+    fingerprint: str
+    logs: dict[str, LogEntry] = field(default_factory=dict)
+
+
+def file_digest(path: Path) -> str:
+    """Return the SHA-256 of a file's bytes."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _hash_tree(h: Any, root: Path) -> None:
+    """Feed every file name and content below ``root`` into ``h``, in a stable order."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(root)).encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+
+
+def fingerprint(options: Any, template_dirs: list[Path], ignore: frozenset[str]) -> str:
+    """Hash what every page depends on: sitegen version, templates, output-shaping options."""
+    h = hashlib.sha256(__version__.encode())
+    for directory in template_dirs:
+        _hash_tree(h, directory)
+    for f in fields(options):
+        if f.name in ignore:
+            continue
+        value = getattr(options, f.name)
+        h.update(f"{f.name}={value!r}\0".encode())
+        if isinstance(value, Path) and value.is_dir():
+            _hash_tree(h, value)
+    return h.hexdigest()
+
+
+def load(output: Path) -> Manifest | None:
+    """Return the manifest of the site at ``output``, or None if there is no usable one."""
+    try:
+        data = (output / MANIFEST_NAME).read_bytes()
+        manifest = msgspec.json.decode(data, type=Manifest)
+    except (OSError, msgspec.DecodeError):
+        return None
+    return manifest if manifest.sitegen == __version__ else None
+
+
+def encode(manifest: Manifest) -> bytes:
+    """Encode a manifest for writing into the site."""
+    return msgspec.json.encode(manifest)

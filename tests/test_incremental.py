@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from sitegen.build import BuildOptions, build
+from sitegen.examples.generator import JobSpec, generate_job
+from tests.logs import job_lines, write
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def assert_same_as_clean(logs: Path, incremental: Path, tmp_path: Path, name: str) -> None:
+    clean = tmp_path / f"clean-{name}"
+    build(BuildOptions(logs, clean))
+    assert tree(incremental) == tree(clean)
+
+
+def add(logs: Path) -> None:
+    write(logs / "added.eventlog", job_lines("added", start_ms=5_000_000_000_000))
+
+
+def change(logs: Path) -> None:
+    write(logs / "added.eventlog", job_lines("added", name="renamed query", stages=3))
+
+
+def remove(logs: Path) -> None:
+    (logs / "added.eventlog").unlink()
+
+
+def complete_running(logs: Path) -> None:
+    (running,) = logs.glob("*.eventlog.running")
+    spec = JobSpec(job_id="finished", job_name="tpch-q22", stages=3, tasks_per_stage=4)
+    running.unlink()
+    write(logs / "finished.eventlog", list(generate_job(spec, 3)))
+    running_spec = JobSpec(job_id="finished", job_name="tpch-q22", outcome="running")
+    write(logs / "finished.eventlog.running", list(generate_job(running_spec, 3)))
+    (logs / "finished.eventlog.running").rename(logs / "finished.eventlog")
+
+
+def duplicate_then_remove_winner(logs: Path) -> None:
+    write(logs / "dup-a.eventlog", job_lines("dup", start_ms=1_000))
+    write(logs / "dup-b.eventlog", job_lines("dup", start_ms=9_000))
+
+
+def remove_duplicate_winner(logs: Path) -> None:
+    (logs / "dup-b.eventlog").unlink()
+
+
+def touch_without_change(logs: Path) -> None:
+    path = logs / "dup-a.eventlog"
+    path.write_bytes(path.read_bytes())
+
+
+STEPS: list[Callable[[Path], None]] = [
+    add,
+    change,
+    remove,
+    complete_running,
+    duplicate_then_remove_winner,
+    remove_duplicate_winner,
+    touch_without_change,
+]
+
+
+def test_incremental_builds_equal_clean_builds(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    first = build(BuildOptions(example_logs, site))
+    assert first.rebuilt == first.logs
+    for step in STEPS:
+        step(example_logs)
+        report = build(BuildOptions(example_logs, site))
+        # Same bytes under a new mtime is nothing to rebuild.
+        assert report.up_to_date == (step is touch_without_change), step.__name__
+        assert report.rebuilt < report.logs, step.__name__
+        assert_same_as_clean(example_logs, site, tmp_path, step.__name__)
+
+
+def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    add(example_logs)
+    report = build(BuildOptions(example_logs, site))
+    assert report.rebuilt == 1
+    assert report.published == 13
+    again = build(BuildOptions(example_logs, site))
+    assert again.up_to_date
+    assert again.published == 13 and sorted(again.skipped) == ["incomplete", "malformed"]
+
+
+def test_no_op_build_writes_nothing(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    before = {p: p.stat().st_mtime_ns for p in site.rglob("*")}
+    report = build(BuildOptions(example_logs, site))
+    assert report.up_to_date
+    assert {p: p.stat().st_mtime_ns for p in site.rglob("*")} == before
+
+
+def test_clean_and_changed_options_rebuild_everything(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    report = build(BuildOptions(example_logs, site, clean=True))
+    assert report.rebuilt == report.logs == 14
+
+
+def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    (site / ".sitegen-manifest.json").write_text("{not json")
+    report = build(BuildOptions(example_logs, site))
+    assert report.rebuilt == 14
+    assert_same_as_clean(example_logs, site, tmp_path, "damaged")
