@@ -363,8 +363,9 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
                         writer.adopt(root, staging / PARTS_DIR / str(n) / root)
                     else:
                         _link_tree(writer, options.output, root)
-                files += outcome.files
-                bytes_ += outcome.bytes
+                if n in fresh:  # linked files are counted by the writer
+                    files += outcome.files
+                    bytes_ += outcome.bytes
             entry = reused.get(n) or LogEntry(
                 log.size, log.mtime_ns, manifest.file_digest(log.path), outcome
             )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sitegen import __version__
 from sitegen.errors import SitegenError
 from sitegen.examples import EXAMPLE_LOG_DIR
+
+if TYPE_CHECKING:
+    from sitegen.build import BuildOptions
 
 LOG_DIR_HELP = (
     "Directory of Ballista event logs (as the scheduler's --event-log-dir). "
@@ -23,45 +28,112 @@ def cli() -> None:
     """Build a static Ballista history server from event logs."""
 
 
+def log_options(f: Callable[..., None]) -> Callable[..., None]:
+    """Add the options that choose what is built and where (shared by build and serve)."""
+    f = click.option(
+        "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
+    )(f)
+    f = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Processes that read logs. [default: CPU count]",
+    )(f)
+    f = click.option(
+        "--output",
+        type=click.Path(path_type=Path),
+        default=Path("site"),
+        show_default=True,
+        help=OUTPUT_HELP,
+    )(f)
+    f = click.option(
+        "--event-log-dir", type=click.Path(path_type=Path), default=None, help=LOG_DIR_HELP
+    )(f)
+    return f
+
+
+def _options(event_log_dir: Path | None, output: Path, **rest: Any) -> BuildOptions:
+    """Turn CLI values into the core's options object."""
+    from sitegen.build import BuildOptions
+
+    return BuildOptions(log_dir=event_log_dir or EXAMPLE_LOG_DIR, output=output, **rest)
+
+
 @cli.command("build")
-@click.option("--event-log-dir", type=click.Path(path_type=Path), default=None, help=LOG_DIR_HELP)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path),
-    default=Path("site"),
-    show_default=True,
-    help=OUTPUT_HELP,
-)
+@log_options
 @click.option("--strict", is_flag=True, help="Exit 1 if any log was skipped.")
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes for reading logs. [default: CPU count]",
-)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("-v", "--verbose", is_flag=True, help="List every problem, not just the first few.")
 def build_command(
-    event_log_dir: Path | None, output: Path, strict: bool, workers: int | None
+    event_log_dir: Path | None, output: Path, quiet: bool, verbose: bool, **rest: Any
 ) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
+
+    Only logs that changed since the last build are read again.
 
     \b
     Example:
         sitegen build --event-log-dir /var/log/ballista --output site
     """
-    from sitegen.build import BuildOptions, build
+    from sitegen.build import build
+    from sitegen.progress import ProgressBar
     from sitegen.report import summary_lines
 
-    options = BuildOptions(
-        log_dir=event_log_dir or EXAMPLE_LOG_DIR, output=output, strict=strict, workers=workers
-    )
+    options = _options(event_log_dir, output, **rest)
+    bar = ProgressBar(click.get_text_stream("stderr"))
+    bar.enabled = bar.enabled and not quiet
     try:
-        report = build(options)
+        report = build(options, progress=bar)
     except SitegenError as exc:
         raise click.ClickException(str(exc)) from exc
-    for line in summary_lines(report):
-        click.echo(line)
-    if strict and report.skipped:
+    finally:
+        bar.finish()
+    if not quiet:
+        for line in summary_lines(report, verbose=verbose):
+            click.echo(line)
+    if options.strict and report.skipped:
         raise SystemExit(1)
+
+
+@cli.command("serve")
+@log_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+def serve_command(
+    event_log_dir: Path | None, output: Path, host: str, port: int, **rest: Any
+) -> None:
+    """Build, serve the site with live reload, and rebuild when logs or templates change.
+
+    The site is served at the exact /api/* paths, as the generated nginx config does.
+
+    \b
+    Example:
+        sitegen serve --event-log-dir /var/log/ballista --port 8000
+    """
+    from sitegen.build import BuildReport, build
+    from sitegen.report import summary_lines
+    from sitegen.serve import serve
+
+    options = _options(event_log_dir, output, **rest)
+
+    def on_build(report: object | None, error: str | None) -> None:
+        if error is not None:
+            click.echo(f"Rebuild failed (still serving the last good site): {error}", err=True)
+        elif isinstance(report, BuildReport):
+            click.echo(summary_lines(report)[0])
+
+    try:
+        serve(
+            options,
+            lambda: build(options),
+            output,
+            host,
+            port,
+            on_build,
+            ready=lambda url: click.echo(f"Serving {output} at {url} (Ctrl+C to stop)"),
+        )
+    except SitegenError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @cli.command("host-config")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from sitegen.build import BuildReport
 
+SHOWN_PROBLEMS = 10
 
-def summary_lines(report: BuildReport) -> list[str]:
+
+def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     """Return the human summary: jobs published, logs skipped by reason, time taken."""
     if report.up_to_date:
         lines = [
@@ -15,7 +17,8 @@ def summary_lines(report: BuildReport) -> list[str]:
     else:
         detail = f"{report.files_written} files"
         if report.rebuilt < report.logs:
-            detail += f"; {report.rebuilt} logs read, {report.logs - report.rebuilt} unchanged"
+            read = "log" if report.rebuilt == 1 else "logs"
+            detail += f"; {report.rebuilt} {read} read, {report.logs - report.rebuilt} unchanged"
         lines = [
             f"Published {report.published} jobs from {report.logs} logs to {report.output} "
             f"({detail}) in {report.seconds:.2f} s."
@@ -24,7 +27,10 @@ def summary_lines(report: BuildReport) -> list[str]:
     if skipped:
         reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
         lines.append(f"Skipped {sum(skipped.values())} logs: {reasons}.")
-    for p in report.problems:
+    shown = report.problems if verbose else report.problems[:SHOWN_PROBLEMS]
+    for p in shown:
         where = f"{p.file}:{p.line}" if p.line else p.file
         lines.append(f"  {p.kind}: {where}: {p.message}")
+    if len(shown) < len(report.problems):
+        lines.append(f"  … and {len(report.problems) - len(shown)} more (--verbose lists them all)")
     return lines

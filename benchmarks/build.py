@@ -1,0 +1,222 @@
+"""Benchmark sitegen build against a naive stdlib baseline and a msgspec reading floor.
+
+Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 tasks, ~430 MB)
+      python benchmarks/build.py --jobs 20 --tasks 10 --small-jobs 200   (a quick smoke run)
+
+Every number comes from this one run on the same corpus; the last lines print the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import msgspec
+
+from sitegen.eventlog.schema import Envelope
+from sitegen.examples.generator import JobSpec, write_corpus, write_log
+
+
+def naive(log_dir: Path, out: Path) -> None:
+    """The straightforward stdlib reference: json.loads every line, json.dump the API."""
+    jobs = []
+    for path in sorted(log_dir.glob("*.eventlog")):
+        job_end = None
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if record.get("ev") == "JobEnd":
+                    job_end = record["data"]
+        if job_end is None:
+            continue
+        job_id = job_end["index"]["job_id"]
+        for name, payload in (("", "job"), ("stages", "stages"), ("config", "config")):
+            target = out / "api" / "job" / job_id / name
+            target.mkdir(parents=True, exist_ok=True)
+            with open(target / "index.json", "w", encoding="utf-8") as f:
+                json.dump(job_end[payload], f, separators=(",", ":"), ensure_ascii=False)
+        jobs.append(job_end["index"])
+    jobs.sort(key=lambda j: (-j["start_time"], j["job_id"]))
+    (out / "api" / "jobs").mkdir(parents=True, exist_ok=True)
+    with open(out / "api" / "jobs" / "index.json", "w", encoding="utf-8") as f:
+        json.dump(jobs, f, separators=(",", ":"), ensure_ascii=False)
+
+
+def floor(log_dir: Path) -> int:
+    """Decode just the envelope of every line, one process: the least a reader can do."""
+    decoder = msgspec.json.Decoder(Envelope)
+    records = 0
+    for path in sorted(log_dir.glob("*.eventlog")):
+        with open(path, "rb") as f:
+            for line in f:
+                decoder.decode(line)
+                records += 1
+    return records
+
+
+def _tree_rss(pid: int) -> int:
+    """Return the summed RSS (bytes) of a process and all its descendants."""
+    total = 0
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        stack.extend(children.get(p, []))
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+def run_build(log_dir: Path, out: Path, *extra: str) -> tuple[float, int, str]:
+    """Run `sitegen build` as a subprocess; return seconds, peak tree RSS and its output."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "sitegen",
+        "build",
+        "--event-log-dir",
+        str(log_dir),
+        "--output",
+        str(out),
+        *extra,
+    ]
+    peak = 0
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss(proc.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    output, _ = proc.communicate()
+    seconds = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"sitegen build failed:\n{output}")
+    return seconds, peak, output.strip().splitlines()[0]
+
+
+def _write_part(args: tuple[Path, int, int, int, int, int]) -> None:
+    directory, first, count, stages, tasks, seed = args
+    part = directory / f".part-{first}"
+    write_corpus(part, jobs=count, stages=stages, tasks_per_stage=tasks, seed=seed + first)
+    for path in part.iterdir():
+        path.rename(directory / path.name)
+    part.rmdir()
+
+
+def corpus(directory: Path, jobs: int, stages: int, tasks: int) -> Path:
+    """Generate (once, cached) a corpus of completed logs with the seeded generator."""
+    marker = directory / ".complete"
+    if marker.exists():
+        return directory
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    step = max(1, jobs // 16)
+    parts = [
+        (directory, first, min(step, jobs - first), stages, tasks, 7)
+        for first in range(0, jobs, step)
+    ]
+    with ProcessPoolExecutor() as pool:
+        list(pool.map(_write_part, parts))
+    marker.touch()
+    return directory
+
+
+def timed(fn, *args):  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--stages", type=int, default=4)
+    parser.add_argument("--tasks", type=int, default=200, help="tasks per stage")
+    parser.add_argument(
+        "--small-jobs", type=int, default=10_000, help="jobs in the small-job corpus (2 x 10)"
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "sitegen-bench"
+    )
+    args = parser.parse_args()
+
+    work = args.work_dir
+    logs = corpus(
+        work / f"corpus-{args.jobs}x{args.stages}x{args.tasks}", args.jobs, args.stages, args.tasks
+    )
+    small = corpus(work / f"corpus-{args.small_jobs}x2x10", args.small_jobs, 2, 10)
+    size = sum(p.stat().st_size for p in logs.glob("*.eventlog"))
+    print(
+        f"corpus: {args.jobs} jobs x {args.stages} stages x {args.tasks} tasks, {size / 1e6:.0f} MB"
+    )
+
+    out = work / "out"
+    for d in ("naive", "site", "site-small"):
+        shutil.rmtree(out / d, ignore_errors=True)
+    floor(logs)  # warm the page cache so every contestant reads from memory
+    t_naive = timed(naive, logs, out / "naive")
+    print(f"1 naive (json.loads + json.dump, API JSON only): {t_naive:8.2f} s")
+    t_floor = timed(floor, logs)
+    print(f"2 floor (msgspec envelope of every line, 1 process): {t_floor:8.2f} s")
+    t_full, rss_full, line = run_build(logs, out / "site")
+    print(f"3 sitegen build, from scratch (JSON + HTML): {t_full:8.2f} s   [{line}]")
+    extra = JobSpec(
+        job_id="bench-new-job", job_name="tpch-q99", stages=args.stages, tasks_per_stage=args.tasks
+    )
+    added = write_log(logs, extra, seed=1)
+    try:
+        t_incr, _, line = run_build(logs, out / "site")
+        print(f"4 incremental, one new log: {t_incr:8.2f} s   [{line}]")
+        t_noop, _, line = run_build(logs, out / "site")
+        print(f"5 no-op, nothing changed: {t_noop:8.2f} s   [{line}]")
+    finally:
+        added.unlink()
+    t_small, rss_small, line = run_build(small, out / "site-small")
+    print(
+        f"6 peak RSS: {rss_full / 2**20:.0f} MB ({args.jobs}-job corpus), "
+        f"{rss_small / 2**20:.0f} MB ({args.small_jobs} small jobs, built in {t_small:.2f} s)"
+    )
+    print(f"3/1 full build / naive:       {t_full / t_naive:.3f}")
+    print(f"3/2 full build / floor:       {t_full / t_floor:.3f}")
+    print(f"4/3 incremental / full build: {t_incr / t_full:.3f}")
+    print(f"5/3 no-op / full build:       {t_noop / t_full:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""``sitegen serve``: build, serve the site at the exact ``/api/*`` paths, rebuild on change.
+
+A stdlib HTTP server stands in for the ``livereload`` package: livereload injects its
+script into any body containing ``</head>`` whatever the content type (a job named
+``</head>`` would corrupt the JSON), and its script comes from another port, which the
+pages' Content-Security-Policy (``script-src 'self'``) blocks.
+"""
+
+from __future__ import annotations
+
+import errno
+import http.server
+import json
+import mimetypes
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from sitegen.errors import SitegenError, UsageError
+from sitegen.hosting import HIDDEN
+from sitegen.layout import CONTENT_TYPES, files_for
+from sitegen.templates import default_template_dir
+
+RELOAD_PREFIX = "/__sitegen/"
+RELOAD_SCRIPT = f'<script src="{RELOAD_PREFIX}livereload.js"></script>'.encode()
+SCRIPT_FILE = Path(__file__).parent / "livereload.js"
+POLL_SECONDS = 25.0
+
+
+@dataclass
+class Generation:
+    """The state pages poll: a counter bumped by every good rebuild, and the last error."""
+
+    number: int = 0
+    error: str | None = None
+
+
+class SiteState:
+    """What the server and the rebuild thread share."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.generation = Generation()
+        self.changed = threading.Condition()
+
+    def publish(self, error: str | None) -> None:
+        """Record a rebuild's result and wake every waiting page."""
+        with self.changed:
+            if error is None:
+                self.generation.number += 1
+            self.generation.error = error
+            self.changed.notify_all()
+
+    def wait(self, since: int, seen_error: str | None, timeout: float) -> Generation:
+        """Block until a rebuild newer than ``since`` (or a new error), or the timeout."""
+        with self.changed:
+            self.changed.wait_for(
+                lambda: self.generation.number > since or self.generation.error != seen_error,
+                timeout,
+            )
+            return Generation(self.generation.number, self.generation.error)
+
+
+def resolve(root: Path, url_path: str) -> tuple[Path | None, str | None]:
+    """Map a request path to (file, redirect) exactly as the generated nginx config does."""
+    decoded = unquote(url_path)
+    if "\x00" in decoded or any(part == ".." for part in decoded.split("/")):
+        return None, None
+    if decoded.lstrip("/") in HIDDEN:
+        return None, None
+    real_root = root.resolve()
+    if decoded.startswith("/api/"):
+        for rel in files_for(decoded)[:2]:
+            candidate = root / rel
+            if candidate.is_file() and candidate.resolve().is_relative_to(real_root):
+                return candidate, None
+        return None, None
+    target = root / decoded.lstrip("/")
+    if not target.resolve().is_relative_to(real_root):
+        return None, None
+    if target.is_dir():
+        if not url_path.endswith("/"):
+            return None, url_path.rsplit("/", 1)[-1] + "/"
+        target = target / "index.html"
+    return (target, None) if target.is_file() else (None, None)
+
+
+def content_type(path: Path) -> str:
+    """Return the content type a configured host sends for ``path``."""
+    ext = path.suffix.lstrip(".")
+    return (
+        CONTENT_TYPES.get(ext) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    )
+
+
+def make_handler(state: SiteState) -> type[http.server.BaseHTTPRequestHandler]:
+    """Return a request handler class bound to ``state``."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        server_version = "sitegen-serve"
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Stay quiet: the console is for build summaries."""
+
+        def do_GET(self) -> None:
+            """Serve a file, the reload script, or a long-poll for the next rebuild."""
+            path = urlsplit(self.path).path
+            if path.startswith(RELOAD_PREFIX):
+                self._reload(path, urlsplit(self.path).query)
+                return
+            file, redirect = resolve(state.root, path)
+            if redirect is not None:
+                self.send_response(301)
+                self.send_header("Location", redirect)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            status = 200
+            if file is None:
+                status, file = 404, state.root / "404.html"
+            body = file.read_bytes() if file.is_file() else b"Not found"
+            ctype = content_type(file)
+            if ctype.startswith("text/html") and not path.startswith("/api/"):
+                body = inject(body)
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            if path.startswith("/api/"):
+                self.send_header("Access-Control-Allow-Origin", "*")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _reload(self, path: str, query: str) -> None:
+            """Answer the reload script and its long-poll."""
+            if path == RELOAD_PREFIX + "livereload.js":
+                body, ctype = SCRIPT_FILE.read_bytes(), CONTENT_TYPES["js"]
+            elif path == RELOAD_PREFIX + "poll":
+                params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+                since = int(params.get("since", "-1") or -1)
+                seen = unquote(params["error"]) if params.get("error") else None
+                gen = state.wait(since, seen, POLL_SECONDS if since >= 0 else 0)
+                body = json.dumps({"generation": gen.number, "error": gen.error}).encode()
+                ctype = CONTENT_TYPES["json"]
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+def inject(html: bytes) -> bytes:
+    """Add the reload script to an HTML page (a same-origin file, allowed by the CSP)."""
+    at = html.rfind(b"</body>")
+    return html[:at] + RELOAD_SCRIPT + html[at:] if at >= 0 else html + RELOAD_SCRIPT
+
+
+def snapshot(paths: list[Path]) -> dict[str, tuple[int, int]]:
+    """Return (size, mtime) of every file below ``paths``: what the watcher compares."""
+    seen: dict[str, tuple[int, int]] = {}
+    for root in paths:
+        candidates = root.rglob("*") if root.is_dir() else [root]
+        for path in candidates:
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            seen[str(path)] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def watch(
+    paths: list[Path],
+    rebuild: Callable[[], None],
+    stop: threading.Event,
+    interval: float = 0.3,
+    quiet_period: float = 0.5,
+) -> None:
+    """Poll ``paths``; after a burst of changes settles for ``quiet_period``, rebuild once."""
+    last = snapshot(paths)
+    while not stop.wait(interval):
+        current = snapshot(paths)
+        if current == last:
+            continue
+        # Debounce: wait until nothing changed for a whole quiet period.
+        while not stop.wait(quiet_period):
+            settled = snapshot(paths)
+            if settled == current:
+                break
+            current = settled
+        last = current
+        rebuild()
+
+
+def watched_paths(options: object, output: Path) -> list[Path]:
+    """Return what a rebuild depends on: every directory option, plus the shipped templates."""
+    paths = [default_template_dir()]
+    for f in fields(options):  # type: ignore[arg-type]
+        value = getattr(options, f.name)
+        if isinstance(value, Path) and value != output and value.exists():
+            paths.append(value)
+    return paths
+
+
+def serve(
+    options: object,
+    build: Callable[[], object],
+    output: Path,
+    host: str,
+    port: int,
+    on_build: Callable[[object | None, str | None], None],
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Build once, then serve ``output`` and rebuild when a watched path changes."""
+    state = SiteState(output)
+    try:
+        httpd = http.server.ThreadingHTTPServer((host, port), make_handler(state))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            message = f"port {port} on {host} is already in use; choose another with --port"
+            raise UsageError(message) from None
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    httpd.daemon_threads = True
+    try:
+        on_build(build(), None)
+    except BaseException:
+        httpd.server_close()
+        raise
+    state.publish(None)
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def rebuild() -> None:
+        with lock:
+            try:
+                report = build()
+            except SitegenError as exc:
+                on_build(None, str(exc))
+                state.publish(str(exc))
+            except Exception:  # a broken template must not stop the server
+                error = traceback.format_exc(limit=3)
+                on_build(None, error)
+                state.publish(error)
+            else:
+                on_build(report, None)
+                state.publish(None)
+
+    watcher = threading.Thread(
+        target=watch, args=(watched_paths(options, output), rebuild, stop), daemon=True
+    )
+    watcher.start()
+    if ready:
+        ready(f"http://{host}:{httpd.server_address[1]}/")
+    try:
+        httpd.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        httpd.server_close()
+        time.sleep(0)

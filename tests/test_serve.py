@@ -1,0 +1,159 @@
+"""`sitegen serve` as a user runs it: a real process, real HTTP, real files dropped in."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.logs import job_lines, write
+from tests.servers import free_port, get, wait_for_port
+
+
+@pytest.fixture
+def served(tmp_path: Path, example_logs: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
+    write(example_logs / "tricky.eventlog", job_lines("tricky", name="</head></body><script>x</script>"))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitegen", "serve", "--event-log-dir", str(example_logs),
+         "--output", str(tmp_path / "site"), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+    )
+    try:
+        wait_for_port(port, proc)
+        wait_until(lambda: get(port, "/__sitegen/poll").status == 200)
+        yield port, tmp_path / "site", proc
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+def job_ids(port: int) -> list[str]:
+    return [j["job_id"] for j in json.loads(get(port, "/api/jobs").body)]
+
+
+def generation(port: int) -> dict[str, object]:
+    state: dict[str, object] = json.loads(get(port, "/__sitegen/poll").body)
+    return state
+
+
+def test_serves_exact_api_bytes_and_injects_only_html(served: tuple[int, Path, subprocess.Popen[str]]) -> None:
+    port, site, _ = served
+    resp = get(port, "/api/jobs?page=2")
+    assert resp.status == 200
+    assert resp.body == (site / "api/jobs/index.json").read_bytes()
+    assert resp.headers["content-type"] == "application/json"
+    assert resp.headers["access-control-allow-origin"] == "*"
+    tricky = get(port, "/api/job/tricky")
+    assert tricky.body == (site / "api/job/tricky/index.json").read_bytes()
+    assert b"</head></body><script>x</script>" in tricky.body
+    assert b"__sitegen" not in tricky.body
+    dot = get(port, "/api/job/tricky/dot")
+    assert dot.headers["content-type"] == "text/plain; charset=utf-8"
+    assert b"__sitegen" not in dot.body
+    page = get(port, "/")
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert page.body.count(b'<script src="/__sitegen/livereload.js"></script>') == 1
+    assert get(port, "/api/job/missing").status == 404
+    assert get(port, "/.sitegen-manifest.json").status == 404
+    assert get(port, "/__sitegen/livereload.js").status == 200
+
+
+def test_rebuilds_on_new_log_and_survives_bad_input(
+    served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path, tmp_path: Path
+) -> None:
+    port, _, proc = served
+    start = generation(port)["generation"]
+    assert isinstance(start, int)
+    write(example_logs / "fresh.eventlog", job_lines("fresh", start_ms=4_000_000_000_000))
+    wait_until(lambda: generation(port)["generation"] == start + 1)
+    assert job_ids(port)[0] == "fresh"
+    assert generation(port)["error"] is None
+
+    # A corrupt log is skipped; the rest is still served.
+    (example_logs / "corrupt.eventlog").write_bytes(b"\x00\xff garbage")
+    wait_until(lambda: generation(port)["generation"] == start + 2)
+    assert job_ids(port)[0] == "fresh"
+
+    # A burst of changes is one rebuild.
+    for n in range(5):
+        write(example_logs / f"burst-{n}.eventlog", job_lines(f"burst-{n}"))
+    wait_until(lambda: "burst-4" in job_ids(port))
+    time.sleep(1.5)
+    assert generation(port)["generation"] == start + 3
+
+    # A failed rebuild keeps the last good site and reports the error.
+    moved = tmp_path / "moved-logs"
+    example_logs.rename(moved)
+    wait_until(lambda: generation(port)["error"] is not None)
+    assert "event-log dir does not exist" in str(generation(port)["error"])
+    assert "burst-4" in job_ids(port)
+    moved.rename(example_logs)
+    wait_until(lambda: generation(port)["error"] is None)
+    assert generation(port)["generation"] == start + 4
+
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    assert out.count("Published") == 4, out  # initial build, new log, corrupt log, burst
+    assert out.count("is up to date") == 1, out  # the recovery: nothing changed meanwhile
+    assert out.count("Rebuild failed (still serving the last good site)") == 1, out
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        run = subprocess.run(
+            [sys.executable, "-m", "sitegen", "serve", "--event-log-dir", str(example_logs),
+             "--output", str(tmp_path / "site"), "--port", str(port)],
+            capture_output=True, text=True, timeout=30,
+        )
+    assert run.returncode == 1
+    assert run.stderr == f"Error: port {port} on 127.0.0.1 is already in use; choose another with --port\n"
+    assert not (tmp_path / "site").exists()
+
+
+def test_browser_reloads_after_a_good_rebuild(
+    served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
+) -> None:
+    from tests.conftest import require
+
+    chromium = require("chromium")
+    from playwright.sync_api import sync_playwright
+
+    port, _, _ = served
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_timeout(300)
+        with page.expect_navigation(timeout=15_000):
+            write(example_logs / "reload-me.eventlog", job_lines("reload-me"))
+        assert "reload-me" in page.content()
+        assert errors == []
+        browser.close()
+
+
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
