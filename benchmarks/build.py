@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -172,7 +171,10 @@ def main() -> None:
         "--small-jobs", type=int, default=10_000, help="jobs in the small-job corpus (2 x 10)"
     )
     parser.add_argument(
-        "--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "sitegen-bench"
+        "--work-dir",
+        type=Path,
+        default=Path(".bench"),
+        help="where the corpora and outputs go (git-ignored; put it on the disk the site lives on)",
     )
     args = parser.parse_args()
 

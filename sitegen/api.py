@@ -11,30 +11,32 @@ import msgspec
 from sitegen import __version__, dot
 from sitegen.eventlog import schema
 from sitegen.htmlsafe import json_for_html, text_for_html
-from sitegen.layout import HTML_COPY, SITE_ENDPOINTS, Body, endpoint_dir
+from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Body, Endpoint, endpoint_file, html_copy
 from sitegen.model import JobSummary, Problem
 
 ApiFile = tuple[PurePosixPath, bytes]
 _encode = msgspec.json.Encoder().encode
 
 
-def endpoint_files(directory: PurePosixPath, body: Body, content: bytes) -> Iterator[ApiFile]:
-    """Yield the exact body and its HTML-safe copy for one endpoint directory."""
-    yield directory / body.value, content
-    escape = json_for_html if body is Body.JSON else text_for_html
-    yield directory / HTML_COPY, escape(content)
+def endpoint_files(endpoint: Endpoint, content: bytes, **segments: str) -> Iterator[ApiFile]:
+    """Yield an endpoint's exact body and, for a prefix endpoint, its HTML-safe copy."""
+    yield endpoint_file(endpoint, **segments), content
+    copy = html_copy(endpoint, **segments)
+    if copy is not None:
+        escape = json_for_html if endpoint.body is Body.JSON else text_for_html
+        yield copy, escape(content)
 
 
 def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
     """Yield every ``/api/job/{id}/…`` file of one completed job, payloads byte for byte."""
-    job_dir = endpoint_dir("job/{job_id}", job_id=job_id)
-    yield from endpoint_files(job_dir, Body.JSON, bytes(job_end.job))
-    yield from endpoint_files(job_dir / "stages", Body.JSON, bytes(job_end.stages))
-    yield from endpoint_files(job_dir / "config", Body.JSON, bytes(job_end.config))
-    yield from endpoint_files(job_dir / "dot", Body.TEXT, job_end.dot.encode())
+    job, stages, config, dot_, stage_dot = JOB_ENDPOINTS
+    yield from endpoint_files(job, bytes(job_end.job), job_id=job_id)
+    yield from endpoint_files(stages, bytes(job_end.stages), job_id=job_id)
+    yield from endpoint_files(config, bytes(job_end.config), job_id=job_id)
+    yield from endpoint_files(dot_, job_end.dot.encode(), job_id=job_id)
     for cluster in dot.clusters(job_end.dot):
-        stage_dir = job_dir / "stage" / cluster.stage_id / "dot"
-        yield from endpoint_files(stage_dir, Body.TEXT, dot.stage_dot(cluster).encode())
+        body = dot.stage_dot(cluster).encode()
+        yield from endpoint_files(stage_dot, body, job_id=job_id, stage_id=cluster.stage_id)
 
 
 def jobs_list(jobs: Iterable[JobSummary]) -> bytes:
@@ -126,6 +128,4 @@ def site_files(
         "metrics": metrics_text(jobs, problems, build_timestamp),
     }
     for endpoint in SITE_ENDPOINTS:
-        yield from endpoint_files(
-            endpoint_dir(endpoint.template), endpoint.body, bodies[endpoint.template]
-        )
+        yield from endpoint_files(endpoint, bodies[endpoint.template])

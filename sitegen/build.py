@@ -6,7 +6,7 @@ import os
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -17,7 +17,7 @@ from sitegen import __version__, api, hosting, manifest
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import LogFile, discover, unsafe_id_reason
 from sitegen.eventlog.reader import LogRead, read_log
-from sitegen.layout import MANIFEST_NAME, endpoint_dir
+from sitegen.layout import MANIFEST_NAME, job_root
 from sitegen.manifest import LogEntry, LogOutcome, Manifest
 from sitegen.model import (
     Classification,
@@ -201,12 +201,12 @@ def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
             )
         )
     summary = summarize(read, name)
-    writer = SiteWriter(part)
+    writer = SiteWriter(part, fresh=True)
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
     pages.job_pages(writer, read, summary)
     outcome.summary = summary
-    outcome.roots = [str(endpoint_dir("job/{job_id}", job_id=job_id)), *pages.job_roots(job_id)]
+    outcome.roots = [job_root(job_id), *pages.job_roots(job_id)]
     outcome.files = writer.files_written
     outcome.bytes = writer.bytes_written
     return outcome
@@ -245,20 +245,6 @@ def map_logs(
         if pool:
             pool.shutdown(cancel_futures=True)
     return results
-
-
-def _link_tree(writer: SiteWriter, old_site: Path, root: str) -> None:
-    """Publish a job's unchanged files from the previous site into the new one."""
-    stack = [root]
-    while stack:
-        rel = stack.pop()
-        with os.scandir(old_site / rel) as entries:
-            for entry in entries:
-                child = f"{rel}/{entry.name}"
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(child)
-                else:
-                    writer.link(child, Path(entry.path))
 
 
 def resolve_duplicates(outcomes: list[LogOutcome]) -> dict[int, Problem]:
@@ -308,10 +294,13 @@ def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
 
 
 def build(options: BuildOptions, progress: Progress | None = None) -> BuildReport:
-    """Build the site from every log in ``options.log_dir`` and publish it atomically.
+    """Build the site from every log in ``options.log_dir`` and publish it.
 
-    Only logs that changed since the published site was built are read again; the
-    rest of their files are hard-linked from it.
+    A full build swaps a complete new site in atomically. When the published site's
+    manifest matches (same sitegen, templates and options), only logs that changed
+    are read again and the site is updated in place, one job directory and one
+    listing file at a time, each step atomic and in an order that keeps every
+    listed job complete.
     """
     started = time.perf_counter()
     check_paths(options)
@@ -349,39 +338,45 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         late = [
             (n, logs[n])
             for n, entry in reused.items()
-            if n not in losers and entry.outcome.summary and not _published(old, entry)
+            if n not in losers and entry.outcome.summary and not entry.published
         ]
         fresh.update(map_logs(late, staging, pages, options.workers))
-        writer = SiteWriter(staging)
-        files = bytes_ = 0
+        writer = SiteWriter(staging, fresh=True)
+        moves: list[tuple[Path, str]] = []
         entries: dict[str, LogEntry] = {}
+        files = bytes_ = 0
         for n, log in enumerate(logs):
             outcome = outcomes[n] = fresh.get(n, outcomes[n])
-            if n not in losers:
-                for root in outcome.roots:
-                    if n in fresh:
-                        writer.adopt(root, staging / PARTS_DIR / str(n) / root)
-                    else:
-                        _link_tree(writer, options.output, root)
-                if n in fresh:  # linked files are counted by the writer
-                    files += outcome.files
-                    bytes_ += outcome.bytes
+            published = n not in losers and bool(outcome.roots)
+            if published and n in fresh:
+                moves.extend((staging / PARTS_DIR / str(n) / root, root) for root in outcome.roots)
+            if published:
+                files += outcome.files
+                bytes_ += outcome.bytes
             entry = reused.get(n) or LogEntry(
                 log.size, log.mtime_ns, manifest.file_digest(log.path), outcome
             )
-            entry.outcome = outcome
-            entry.mtime_ns = log.mtime_ns
-            entry.published = n not in losers and bool(outcome.roots)
+            entry.outcome, entry.mtime_ns, entry.published = outcome, log.mtime_ns, published
             entries[log.path.name] = entry
-        shutil.rmtree(staging / PARTS_DIR, ignore_errors=True)
         report = _report(options, logs, outcomes, started, losers=losers, rebuilt=len(fresh))
         for rel, data in api.site_files(report.jobs, report.problems, build_timestamp()):
             writer.write(rel, data)
         pages.site_pages(writer, report.jobs, report.running, report.problems)
         for name, text in hosting.site_files().items():
             writer.write(name, text.encode())
-        writer.write(MANIFEST_NAME, manifest.encode(Manifest(__version__, fingerprint, entries)))
-        publication.publish()
+        listing = sorted(str(rel) for rel in writer.written)
+        record = Manifest(__version__, fingerprint, entries, listing)
+        if old is None:
+            for source, root in moves:
+                writer.adopt(root, source)
+            shutil.rmtree(staging / PARTS_DIR, ignore_errors=True)
+            writer.write(MANIFEST_NAME, manifest.encode(record))
+            publication.publish()
+        else:
+            writer.write(MANIFEST_NAME, manifest.encode(record))
+            gone = _roots(old.logs.values()) - _roots(entries.values())
+            stale = set(old.site_files) - set(listing)
+            publication.update(moves, listing, sorted(gone | stale))
     except BaseException:
         publication.discard()
         raise
@@ -391,9 +386,9 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     return report
 
 
-def _published(old: Manifest | None, entry: LogEntry) -> bool:
-    """Tell whether the previous site holds this log's files."""
-    return old is not None and entry.published
+def _roots(entries: Iterable[LogEntry]) -> set[str]:
+    """Return the job directories the given logs have published."""
+    return {root for e in entries if e.published for root in e.outcome.roots}
 
 
 def _report(

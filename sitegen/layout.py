@@ -1,30 +1,30 @@
 """The one table of which file answers which URL path.
 
-Every ``/api/P`` endpoint is a directory ``api/P/`` holding the exact body as
-``index.json`` (or ``index.txt`` for DOT and Prometheus text), plus an
-``index.html`` copy that zero-config hosts serve after their trailing-slash
-redirect. The API renderer, the host configs and the dev server all read this
-module, so the three can never disagree.
+Every ``/api/P`` endpoint is the extensionless file ``api/P`` holding the exact body,
+so plain file servers (GitHub Pages, ``python -m http.server``) answer it with no
+redirect at all. The one endpoint that is also a path prefix, ``/api/job/{id}``, is a
+directory: its body is ``index.json`` (configured hosts map to it) with an escaped
+``index.html`` copy that zero-config hosts serve after one trailing-slash redirect.
+Directories are few on purpose: creating one costs more than writing a file.
+
+The API renderer, the host configs and the dev server all read this module, so the
+three can never disagree.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
 
 class Body(enum.Enum):
-    """How an endpoint's body is typed: the file extension decides the content type."""
+    """How an endpoint's body is typed on a configured host."""
 
-    JSON = "index.json"
-    TEXT = "index.txt"
-
-    @property
-    def content_type(self) -> str:
-        """Return the Content-Type a configured host sends for this body."""
-        return CONTENT_TYPES[self.value.rsplit(".", 1)[1]]
+    JSON = "application/json"
+    TEXT = "text/plain; charset=utf-8"
 
 
 CONTENT_TYPES = {
@@ -37,8 +37,10 @@ CONTENT_TYPES = {
     "png": "image/png",
     "ico": "image/x-icon",
     "gz": "application/gzip",
+    "zst": "application/zstd",
 }
-HTML_COPY = "index.html"
+INDEX_JSON = "index.json"
+INDEX_HTML = "index.html"
 API_ROOT = PurePosixPath("api")
 MANIFEST_NAME = ".sitegen-manifest.json"
 
@@ -49,6 +51,17 @@ class Endpoint:
 
     template: str
     body: Body
+
+    @property
+    def is_prefix(self) -> bool:
+        """Tell whether other endpoints live below this one (so it must be a directory)."""
+        return any(other.template.startswith(self.template + "/") for other in ALL_ENDPOINTS)
+
+    @property
+    def pattern(self) -> str:
+        """Return a regex for the decoded URL path (segments are anything but ``/``)."""
+        parts = ["[^/]+" if p.startswith("{") else re.escape(p) for p in self.template.split("/")]
+        return "/api/" + "/".join(parts)
 
 
 SITE_ENDPOINTS = (
@@ -65,27 +78,46 @@ JOB_ENDPOINTS = (
     Endpoint("job/{job_id}/dot", Body.TEXT),
     Endpoint("job/{job_id}/stage/{stage_id}/dot", Body.TEXT),
 )
-# URL paths whose body is text, as patterns for host configs (nginx regex, Netlify splats).
-TEXT_PATTERNS = ("metrics", "job/*/dot", "job/*/stage/*/dot")
+ALL_ENDPOINTS = SITE_ENDPOINTS + JOB_ENDPOINTS
+_MATCHERS = [(re.compile(e.pattern + "/?"), e) for e in ALL_ENDPOINTS]
 
 
-def endpoint_dir(template: str, **segments: str) -> PurePosixPath:
-    """Return the site directory of an endpoint, with raw (unencoded) path segments."""
-    parts = [segments[p[1:-1]] if p.startswith("{") else p for p in template.split("/")]
-    return API_ROOT.joinpath(*parts)
+def _path(template: str, values: dict[str, str]) -> list[str]:
+    """Fill a template's ``{name}`` segments with ``values``."""
+    return [values[p[1:-1]] if p.startswith("{") else p for p in template.split("/")]
 
 
-def api_url_path(template: str, **segments: str) -> str:
+def endpoint_file(endpoint: Endpoint, **segments: str) -> PurePosixPath:
+    """Return the site file holding an endpoint's exact body (raw, unencoded segments)."""
+    path = API_ROOT.joinpath(*_path(endpoint.template, segments))
+    return path / INDEX_JSON if endpoint.is_prefix else path
+
+
+def html_copy(endpoint: Endpoint, **segments: str) -> PurePosixPath | None:
+    """Return where a zero-config host looks for a prefix endpoint's body, else None."""
+    return endpoint_file(endpoint, **segments).with_name(INDEX_HTML) if endpoint.is_prefix else None
+
+
+def job_root(job_id: str) -> str:
+    """Return the directory holding every ``/api/job/{id}/…`` file of one job."""
+    return str(API_ROOT / "job" / job_id)
+
+
+def api_url_path(endpoint: Endpoint, **segments: str) -> str:
     """Return the URL path a client requests for an endpoint, segments percent-encoded."""
-    parts = [
-        quote(segments[p[1:-1]], safe="") if p.startswith("{") else p for p in template.split("/")
-    ]
-    return "/api/" + "/".join(parts)
+    encoded = {k: quote(v, safe="") for k, v in segments.items()}
+    return "/api/" + "/".join(_path(endpoint.template, encoded))
+
+
+def match(url_path: str) -> Endpoint | None:
+    """Return the endpoint a decoded URL path asks for, if any."""
+    for regex, endpoint in _MATCHERS:
+        if regex.fullmatch(url_path):
+            return endpoint
+    return None
 
 
 def files_for(url_path: str) -> list[PurePosixPath]:
-    """Return the candidate files for a decoded URL path, in the order hosts try them."""
+    """Return the candidate files for a decoded ``/api`` path, in the order hosts try them."""
     rel = PurePosixPath(url_path.strip("/"))
-    if rel.parts[:1] == ("api",):
-        return [rel / Body.JSON.value, rel / Body.TEXT.value]
-    return [rel, rel / HTML_COPY]
+    return [rel, rel / INDEX_JSON]

@@ -46,6 +46,7 @@ class Manifest:
     sitegen: str
     fingerprint: str
     logs: dict[str, LogEntry] = field(default_factory=dict)
+    site_files: list[str] = field(default_factory=list)
 
 
 def file_digest(path: Path) -> str:

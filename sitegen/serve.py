@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from sitegen.errors import SitegenError, UsageError
 from sitegen.hosting import HIDDEN
-from sitegen.layout import CONTENT_TYPES, files_for
+from sitegen.layout import CONTENT_TYPES, files_for, match
 from sitegen.templates import default_template_dir
 
 RELOAD_PREFIX = "/__sitegen/"
@@ -74,7 +74,7 @@ def resolve(root: Path, url_path: str) -> tuple[Path | None, str | None]:
         return None, None
     real_root = root.resolve()
     if decoded.startswith("/api/"):
-        for rel in files_for(decoded)[:2]:
+        for rel in files_for(decoded):
             candidate = root / rel
             if candidate.is_file() and candidate.resolve().is_relative_to(real_root):
                 return candidate, None
@@ -89,12 +89,13 @@ def resolve(root: Path, url_path: str) -> tuple[Path | None, str | None]:
     return (target, None) if target.is_file() else (None, None)
 
 
-def content_type(path: Path) -> str:
-    """Return the content type a configured host sends for ``path``."""
-    ext = path.suffix.lstrip(".")
-    return (
-        CONTENT_TYPES.get(ext) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    )
+def content_type(url_path: str, path: Path) -> str:
+    """Return the content type a configured host sends: by endpoint, else by extension."""
+    endpoint = match(unquote(url_path))
+    if endpoint is not None:
+        return endpoint.body.value
+    guessed = mimetypes.guess_type(path.name)[0]
+    return CONTENT_TYPES.get(path.suffix.lstrip(".")) or guessed or "application/octet-stream"
 
 
 def make_handler(state: SiteState) -> type[http.server.BaseHTTPRequestHandler]:
@@ -119,11 +120,11 @@ def make_handler(state: SiteState) -> type[http.server.BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            status = 200
             if file is None:
-                status, file = 404, state.root / "404.html"
+                status, file, ctype = 404, state.root / "404.html", CONTENT_TYPES["html"]
+            else:
+                status, ctype = 200, content_type(path, file)
             body = file.read_bytes() if file.is_file() else b"Not found"
-            ctype = content_type(file)
             if ctype.startswith("text/html") and not path.startswith("/api/"):
                 body = inject(body)
             self.send_response(status)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -14,19 +15,32 @@ from sitegen.layout import MANIFEST_NAME
 
 
 class SiteWriter:
-    """Write files below one root; refuse paths outside it and targets written twice."""
+    """Write files below one root; refuse paths outside it and targets written twice.
 
-    def __init__(self, root: Path) -> None:
+    ``fresh`` says the root is a directory this build created and nothing else
+    writes into: no symlink can lead out of it, so parents are made directly
+    without resolving each one (metadata calls dominate a build's cost).
+    """
+
+    def __init__(self, root: Path, fresh: bool = False) -> None:
         self.root = root
+        self.fresh = fresh
         self._real_root = os.path.realpath(root)
         self._written: set[PurePosixPath] = set()
-        self._dirs: set[str] = set()
+        self._dirs: set[PurePosixPath] = {PurePosixPath(".")}
         self.bytes_written = 0
+        if fresh:
+            root.mkdir(parents=True, exist_ok=True)
 
     @property
     def files_written(self) -> int:
         """Return how many files this writer wrote."""
         return len(self._written)
+
+    @property
+    def written(self) -> frozenset[PurePosixPath]:
+        """Return the relative paths this writer wrote."""
+        return frozenset(self._written)
 
     def target(self, rel: PurePosixPath | str) -> Path:
         """Return the absolute path for ``rel``, refusing anything that escapes the root."""
@@ -38,16 +52,28 @@ class SiteWriter:
                 raise WriteError(f"refusing to write {str(rel)!r}: unsafe path segment", self.root)
         return self.root.joinpath(*rel.parts)
 
-    def _ensure_dir(self, directory: Path) -> None:
-        """Create ``directory`` and check that it still resolves inside the root."""
-        key = str(directory)
-        if key in self._dirs:
+    def ensure_parent(self, rel: PurePosixPath) -> None:
+        """Create the directories above ``rel`` that do not exist yet."""
+        parent = rel.parent
+        if parent in self._dirs:
             return
-        directory.mkdir(parents=True, exist_ok=True)
-        real = os.path.realpath(directory)
-        if real != self._real_root and not real.startswith(self._real_root + os.sep):
-            raise WriteError(f"refusing to write into {directory}: it leads outside the output")
-        self._dirs.add(key)
+        if not self.fresh:
+            directory = self.root.joinpath(*parent.parts)
+            directory.mkdir(parents=True, exist_ok=True)
+            real = os.path.realpath(directory)
+            if not real.startswith(self._real_root + os.sep):
+                raise WriteError(f"refusing to write into {directory}: it leads outside the output")
+            self._dirs.add(parent)
+            return
+        missing = []
+        while parent not in self._dirs:
+            missing.append(parent)
+            parent = parent.parent
+        for rel_dir in reversed(missing):
+            # Exists already when a directory was moved in whole (adopt).
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(self.root.joinpath(*rel_dir.parts))
+            self._dirs.add(rel_dir)
 
     def claim(self, rel: PurePosixPath | str) -> Path:
         """Reserve ``rel`` as a target, failing if something already wrote it."""
@@ -56,35 +82,39 @@ class SiteWriter:
         if rel in self._written:
             raise WriteError(f"two outputs target the same file {str(rel)!r}", self.root)
         self._written.add(rel)
-        self._ensure_dir(path.parent)
+        self.ensure_parent(rel)
         return path
 
     def write(self, rel: PurePosixPath | str, data: bytes) -> None:
         """Write ``data`` to ``rel`` through a temporary name and a rename."""
         path = self.claim(rel)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        with open(tmp, "wb") as out:
-            out.write(data)
+        tmp = f"{path.parent}/.{path.name}.tmp{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
         self.bytes_written += len(data)
 
-    def link(self, rel: PurePosixPath | str, source: Path) -> None:
-        """Publish an unchanged file from an earlier build (hard link, else copy)."""
-        path = self.claim(rel)
-        try:
-            os.link(source, path)
-        except OSError:
-            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-            shutil.copyfile(source, tmp)
-            os.replace(tmp, path)
-
     def adopt(self, rel: PurePosixPath | str, source: Path) -> None:
         """Move a directory another writer filled (a worker's part) into place."""
+        rel = PurePosixPath(rel)
         path = self.target(rel)
         if path.exists():
             raise WriteError(f"two outputs target the same path {str(rel)!r}", self.root)
-        self._ensure_dir(path.parent)
+        self.ensure_parent(rel)
         os.rename(source, path)
+
+
+def _prune_empty(directory: Path, stop: Path) -> None:
+    """Remove ``directory`` and its parents while they are empty, up to ``stop``."""
+    while directory != stop and directory.is_relative_to(stop):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
 
 
 def _alive(pid: int) -> bool:
@@ -150,6 +180,38 @@ class Publication:
     def discard(self) -> None:
         """Remove the staging directory after a failed build; the published site stays."""
         shutil.rmtree(self.staging, ignore_errors=True)
+
+    def update(self, jobs: list[tuple[Path, str]], listing: list[str], remove: list[str]) -> None:
+        """Update the published site in place from the staging directory.
+
+        Each step is atomic and the order keeps the site consistent: job directories
+        appear (or are exchanged) before any listing names them, listings are replaced
+        file by file, and removed jobs go only once nothing lists them. The manifest
+        goes last, so a killed update is redone by the next build.
+        """
+        out = SiteWriter(self.output)
+        trash = self.staging / ".trash"
+        trash.mkdir()
+        for n, (source, rel) in enumerate(jobs):
+            target = out.target(rel)
+            out.ensure_parent(PurePosixPath(rel))
+            if not target.exists():
+                os.rename(source, target)
+            elif not _exchange(source, target):
+                os.rename(target, trash / f"job{n}")
+                os.rename(source, target)
+        for rel in listing:
+            if rel == MANIFEST_NAME:
+                continue
+            out.ensure_parent(PurePosixPath(rel))
+            os.replace(self.staging / rel, out.target(rel))
+        for n, rel in enumerate(remove):
+            target = out.target(rel)
+            if target.exists() or target.is_symlink():
+                os.rename(target, trash / f"gone{n}")
+                _prune_empty(target.parent, self.output)
+        os.replace(self.staging / MANIFEST_NAME, self.output / MANIFEST_NAME)
+        shutil.rmtree(self.staging)
 
     def publish(self) -> None:
         """Make the staging directory the output; a reader sees the old or the new site."""

@@ -26,7 +26,7 @@ def test_example_site_publishes_every_completed_job(example_site: tuple[Path, Bu
     assert report.logs == 14
     assert report.published == 12
     assert sorted(report.skipped.items()) == [("incomplete", 1), ("malformed", 1)]
-    listed = json.loads((site / "api/jobs/index.json").read_bytes())
+    listed = json.loads((site / "api/jobs").read_bytes())
     assert len(listed) == 12
     starts = [(-j["start_time"], j["job_id"]) for j in listed]
     assert starts == sorted(starts)
@@ -58,24 +58,27 @@ def test_job_files_are_the_stored_bytes(example_site: tuple[Path, BuildReport]) 
     assert read.job_end is not None
     base = site / "api/job" / job.job_id
     assert (base / "index.json").read_bytes() == bytes(read.job_end.job)
-    assert (base / "stages/index.json").read_bytes() == bytes(read.job_end.stages)
-    assert (base / "config/index.json").read_bytes() == bytes(read.job_end.config)
-    assert (base / "dot/index.txt").read_text() == read.job_end.dot
-    stage_dot = (base / "stage/1/dot/index.txt").read_text()
+    assert (base / "stages").read_bytes() == bytes(read.job_end.stages)
+    assert (base / "config").read_bytes() == bytes(read.job_end.config)
+    assert (base / "dot").read_text() == read.job_end.dot
+    stage_dot = (base / "stage/1/dot").read_text()
     assert stage_dot.startswith("digraph G {\n\t\tstage_1_0 ")
     assert stage_dot.endswith("}\n") and "label = " not in stage_dot.split("\n")[1]
 
 
 def test_html_copies_parse_to_the_same_json(example_site: tuple[Path, BuildReport]) -> None:
     site, _ = example_site
-    copies = list((site / "api").rglob("index.html"))
-    assert len(copies) > 50
+    copies = sorted((site / "api").rglob("index.html"))
+    # Only /api/job/{id} is a directory (a path prefix); every other endpoint is a file.
+    assert [c.parent.name for c in copies] == sorted(j.job_id for j in example_site[1].jobs)
+    escaped = 0
     for html in copies:
         body = html.read_bytes()
-        assert b"<" not in body and b">" not in body
-        exact = html.with_name("index.json")
-        if exact.exists():
-            assert json.loads(body) == json.loads(exact.read_bytes())
+        assert b"<" not in body and b">" not in body and b"&" not in body.replace(b"\\u0026", b"")
+        exact = html.with_name("index.json").read_bytes()
+        assert json.loads(body) == json.loads(exact)
+        escaped += body != exact
+    assert escaped > 0  # the example plans hold "<=", so copies really were escaped
 
 
 def test_duplicate_ids_keep_the_later_completion(tmp_path: Path) -> None:
@@ -166,14 +169,8 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
-def test_killed_build_keeps_the_published_site(tmp_path: Path, example_logs: Path) -> None:
-    out = tmp_path / "site"
-    build(BuildOptions(example_logs, out))
-    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
-    # A log big enough that the build is still running when it is killed.
-    from sitegen.examples.generator import write_corpus
-
-    write_corpus(example_logs, jobs=40, stages=4, tasks_per_stage=200)
+def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
+    """Start `sitegen build`, SIGKILL it ``delay`` seconds after its staging dir appears."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -181,23 +178,65 @@ def test_killed_build_keeps_the_published_site(tmp_path: Path, example_logs: Pat
             "sitegen",
             "build",
             "--event-log-dir",
-            str(example_logs),
+            str(logs),
             "--output",
             str(out),
             "--workers",
             "1",
+            *extra,
         ],
     )
     deadline = time.monotonic() + 20
-    while not any(p.name.startswith(".site.staging") for p in tmp_path.iterdir()):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.005)
-    time.sleep(0.2)
+    while not any(p.name.startswith(".site.staging") for p in out.parent.iterdir()):
+        if proc.poll() is not None:
+            return
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    time.sleep(delay)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    after = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
-    assert after == before
+
+
+def test_killed_full_build_keeps_the_published_site(tmp_path: Path, example_logs: Path) -> None:
+    out = tmp_path / "site"
+    build(BuildOptions(example_logs, out))
+    before = tree(out)
+    from sitegen.examples.generator import write_corpus
+
+    write_corpus(example_logs, jobs=40, stages=4, tasks_per_stage=200)
+    _build_and_kill(example_logs, out, 0.2, "--clean")
+    assert tree(out) == before
     # The next build sweeps the dead build's staging dir and publishes normally.
     report = build(BuildOptions(example_logs, out))
     assert report.published == 52
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]
+
+
+def test_killed_incremental_build_leaves_a_consistent_site(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    from sitegen.examples.generator import write_corpus
+
+    out = tmp_path / "site"
+    build(BuildOptions(example_logs, out))
+    write_corpus(example_logs, jobs=30, stages=3, tasks_per_stage=100)
+    for delay in (0.0, 0.05, 0.1, 0.2, 0.4):
+        _build_and_kill(example_logs, out, delay)
+        # Whatever moment it died at: every listed job is complete on disk.
+        listed = json.loads((out / "api/jobs").read_bytes())
+        assert len(listed) >= 12
+        for job in listed:
+            base = out / "api/job" / job["job_id"]
+            for name in ("index.json", "index.html", "stages", "config", "dot"):
+                assert (base / name).is_file(), (delay, job["job_id"], name)
+    report = build(BuildOptions(example_logs, out))
+    assert report.published == 42
+    clean = tmp_path / "clean"
+    build(BuildOptions(example_logs, clean))
+    assert tree(out) == tree(clean)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }

@@ -57,7 +57,7 @@ def test_strict_exits_1_when_a_log_was_skipped(tmp_path: Path, example_logs: Pat
         ],
     )
     assert result.exit_code == 1
-    assert (tmp_path / "s/api/jobs/index.json").is_file()
+    assert (tmp_path / "s/api/jobs").is_file()
     (example_logs / "0d9TH4Q.eventlog").unlink()
     (example_logs / "GHZbKoX.eventlog.running").unlink()
     result = CliRunner().invoke(
@@ -122,7 +122,7 @@ def test_build_defaults_to_bundled_examples(tmp_path: Path) -> None:
 
 def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
-    state = json.loads((site / "api/state/index.json").read_bytes())
+    state = json.loads((site / "api/state").read_bytes())
     assert list(state)[:9] == [
         "started",
         "version",
@@ -136,12 +136,11 @@ def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport])
     ]
     assert state["started"] == 0 and "history" in state["scheduling_policy"]
     assert "no live cluster" in state["scheduling_policy"]
-    version = json.loads((site / "api/version/index.json").read_bytes())
+    version = json.loads((site / "api/version").read_bytes())
     assert version == {"version": f"sitegen-{__version__}", "datafusion_version": "unknown"}
-    assert (site / "api/executors/index.json").read_bytes() == b"[]"
+    assert (site / "api/executors").read_bytes() == b"[]"
     families = {
-        f.name: f
-        for f in text_string_to_metric_families((site / "api/metrics/index.txt").read_text())
+        f.name: f for f in text_string_to_metric_families((site / "api/metrics").read_text())
     }
     jobs = {s.labels["status"]: s.value for s in families["ballista_history_jobs"].samples}
     assert jobs == {"Completed": 10, "Failed": 1, "Cancelled": 1}

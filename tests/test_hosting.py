@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 from sitegen.build import BuildOptions, BuildReport, build
-from sitegen.layout import api_url_path
+from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Endpoint, api_url_path, endpoint_file
 from tests.conftest import require
 from tests.logs import job_lines, write
 from tests.servers import get, http_server, nginx
@@ -32,28 +31,23 @@ def ugly_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
-def endpoints(site: Path) -> Iterator[tuple[str, Path]]:
-    """Yield (URL path, file with the exact body) for every endpoint of a built site."""
-    for name in ("jobs", "state", "version", "executors"):
-        yield f"/api/{name}", site / "api" / name / "index.json"
-    yield "/api/metrics", site / "api/metrics/index.txt"
-    for job in json.loads((site / "api/jobs/index.json").read_bytes()):
-        job_id = job["job_id"]
-        base = site / "api/job" / job_id
-        yield api_url_path("job/{job_id}", job_id=job_id), base / "index.json"
-        for part in ("stages", "config"):
-            yield api_url_path(f"job/{{job_id}}/{part}", job_id=job_id), base / part / "index.json"
-        yield api_url_path("job/{job_id}/dot", job_id=job_id), base / "dot/index.txt"
-        for stage in sorted((base / "stage").iterdir()):
-            url = api_url_path(
-                "job/{job_id}/stage/{stage_id}/dot", job_id=job_id, stage_id=stage.name
-            )
-            yield url, stage / "dot/index.txt"
+def endpoints(site: Path) -> Iterator[tuple[str, Path, Endpoint]]:
+    """Yield (URL path, file with the exact body, endpoint) for every endpoint of a site."""
+    for endpoint in SITE_ENDPOINTS:
+        yield api_url_path(endpoint), endpoint_file(endpoint), endpoint
+    job, stages, config, dot, stage_dot = JOB_ENDPOINTS
+    for entry in json.loads((site / "api/jobs").read_bytes()):
+        ids = {"job_id": entry["job_id"]}
+        for endpoint in (job, stages, config, dot):
+            yield api_url_path(endpoint, **ids), endpoint_file(endpoint, **ids), endpoint
+        for stage in sorted((site / "api/job" / entry["job_id"] / "stage").iterdir()):
+            sid = {"stage_id": stage.name, **ids}
+            yield api_url_path(stage_dot, **sid), endpoint_file(stage_dot, **sid), stage_dot
 
 
 def test_every_endpoint_is_listed(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
-    paths = [url for url, _ in endpoints(site)]
+    paths = [url for url, _, _ in endpoints(site)]
     # 5 site endpoints, 4 per job, one per stage.
     assert len(paths) == 5 + 4 * report.published + sum(j.num_stages for j in report.jobs)
 
@@ -65,15 +59,12 @@ def test_nginx_serves_exact_paths(
     site = example_site[0] if which == "examples" else ugly_site
     with nginx(require("nginx"), site, tmp_path / "nginx") as port:
         count = 0
-        for url, exact in endpoints(site):
+        for url, exact, endpoint in endpoints(site):
             for query in ("", "?plan_format=tree"):
                 resp = get(port, url + query)
                 assert resp.status == 200, (url, resp.status)
-                assert resp.body == exact.read_bytes(), url
-                ctype = (
-                    "application/json" if exact.suffix == ".json" else "text/plain; charset=utf-8"
-                )
-                assert resp.headers["content-type"] == ctype, url
+                assert resp.body == (site / exact).read_bytes(), url
+                assert resp.headers["content-type"] == endpoint.body.value, url
                 assert resp.headers["access-control-allow-origin"] == "*"
                 count += 1
         assert count > 40
@@ -131,14 +122,17 @@ def test_zero_config_host_answers_every_endpoint(
 ) -> None:
     site = example_site[0] if which == "examples" else ugly_site
     with http_server(site) as port:
-        for url, exact in endpoints(site):
-            body, hops, _ = fetch_following(port, url + "?plan_format=tree")
-            assert hops <= 1, url
-            assert b"<" not in body and b">" not in body, url
-            if exact.suffix == ".json":
-                assert json.loads(body) == json.loads(exact.read_bytes()), url
+        for url, exact, endpoint in endpoints(site):
+            body, hops, final = fetch_following(port, url + "?plan_format=tree")
+            if endpoint.is_prefix:
+                # One redirect to the directory, then its HTML-safe copy.
+                assert hops == 1 and final.endswith("/"), url
+                assert b"<" not in body and b">" not in body, url
+                assert json.loads(body) == json.loads((site / exact).read_bytes()), url
             else:
-                assert html.unescape(body.decode()) == exact.read_text(), url
+                # A plain file: no redirect, exact bytes (served as octet-stream, never HTML).
+                assert hops == 0, url
+                assert body == (site / exact).read_bytes(), url
         with pytest.raises(urllib.error.HTTPError) as err:
             fetch_following(port, "/api/job/" + quote("no such job", safe=""))
         assert err.value.code == 404
@@ -147,8 +141,13 @@ def test_zero_config_host_answers_every_endpoint(
 def test_host_files_are_written(example_site: tuple[Path, BuildReport]) -> None:
     site, _ = example_site
     assert (site / ".nojekyll").read_bytes() == b""
-    assert "RewriteRule ^(api/.*?)/?$ $1/index.json [L]" in (site / ".htaccess").read_text()
-    assert (site / "_headers").read_text() == "/api/*\n  Access-Control-Allow-Origin: *\n"
+    assert "RewriteRule ^(api/.+?)/?$ $1/index.json [L]" in (site / ".htaccess").read_text()
+    headers = (site / "_headers").read_text()
+    assert headers.startswith("/api/*\n  Access-Control-Allow-Origin: *\n")
+    assert (
+        "/api/job/:job_id/stage/:stage_id/dot\n  Content-Type: text/plain; charset=utf-8\n"
+        in headers
+    )
+    assert "/api/job/:job_id/stages\n  Content-Type: application/json\n" in headers
     redirects = (site / "_redirects").read_text().splitlines()
-    assert redirects[-1] == "/api/*  /api/:splat/index.json  200!"
-    assert "/api/metrics  /api/metrics/index.txt  200!" in redirects
+    assert redirects[1:] == ["/api/job/:job_id  /api/job/:job_id/index.json  200!"]

@@ -18,12 +18,28 @@ from tests.servers import free_port, get, wait_for_port
 
 @pytest.fixture
 def served(tmp_path: Path, example_logs: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
-    write(example_logs / "tricky.eventlog", job_lines("tricky", name="</head></body><script>x</script>"))
+    write(
+        example_logs / "tricky.eventlog",
+        job_lines("tricky", name="</head></body><script>x</script>"),
+    )
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitegen", "serve", "--event-log-dir", str(example_logs),
-         "--output", str(tmp_path / "site"), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "sitegen",
+            "serve",
+            "--event-log-dir",
+            str(example_logs),
+            "--output",
+            str(tmp_path / "site"),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
     )
     try:
         wait_for_port(port, proc)
@@ -50,11 +66,13 @@ def generation(port: int) -> dict[str, object]:
     return state
 
 
-def test_serves_exact_api_bytes_and_injects_only_html(served: tuple[int, Path, subprocess.Popen[str]]) -> None:
+def test_serves_exact_api_bytes_and_injects_only_html(
+    served: tuple[int, Path, subprocess.Popen[str]],
+) -> None:
     port, site, _ = served
     resp = get(port, "/api/jobs?page=2")
     assert resp.status == 200
-    assert resp.body == (site / "api/jobs/index.json").read_bytes()
+    assert resp.body == (site / "api/jobs").read_bytes()
     assert resp.headers["content-type"] == "application/json"
     assert resp.headers["access-control-allow-origin"] == "*"
     tricky = get(port, "/api/job/tricky")
@@ -120,12 +138,27 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> Non
         s.listen()
         port = s.getsockname()[1]
         run = subprocess.run(
-            [sys.executable, "-m", "sitegen", "serve", "--event-log-dir", str(example_logs),
-             "--output", str(tmp_path / "site"), "--port", str(port)],
-            capture_output=True, text=True, timeout=30,
+            [
+                sys.executable,
+                "-m",
+                "sitegen",
+                "serve",
+                "--event-log-dir",
+                str(example_logs),
+                "--output",
+                str(tmp_path / "site"),
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     assert run.returncode == 1
-    assert run.stderr == f"Error: port {port} on 127.0.0.1 is already in use; choose another with --port\n"
+    assert (
+        run.stderr
+        == f"Error: port {port} on 127.0.0.1 is already in use; choose another with --port\n"
+    )
     assert not (tmp_path / "site").exists()
 
 
@@ -153,7 +186,13 @@ def test_browser_reloads_after_a_good_rebuild(
 
 
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
