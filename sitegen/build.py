@@ -117,8 +117,10 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         if stats is None:
             stats = executors[task.executor_id] = ExecutorStats()
         stats.tasks += 1
-        stats.busy_ms += max(0, task.end_exec_time - task.start_exec_time)
-        if isinstance(task.status, dict) and "Failed" in task.status:
+        busy = task.end_exec_time - task.start_exec_time
+        if busy > 0:
+            stats.busy_ms += busy
+        if task.status.__class__ is dict and "Failed" in task.status:
             stats.failed += 1
             failed_tasks += 1
     return JobSummary(

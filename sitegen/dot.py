@@ -18,24 +18,12 @@ class Cluster:
     body: str
 
 
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}]', re.DOTALL)
+
+
 def _unquoted_braces(text: str) -> list[tuple[int, str]]:
     """Return the positions of braces that are not inside double-quoted strings."""
-    found = []
-    in_quote = False
-    escaped = False
-    for i, ch in enumerate(text):
-        if in_quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_quote = False
-        elif ch == '"':
-            in_quote = True
-        elif ch in "{}":
-            found.append((i, ch))
-    return found
+    return [(m.start(), m.group()) for m in _TOKENS.finditer(text) if m.group() in "{}"]
 
 
 def clusters(dot: str) -> list[Cluster]:
