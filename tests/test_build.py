@@ -197,19 +197,29 @@ def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
     proc.wait()
 
 
-def test_killed_full_build_keeps_the_published_site(tmp_path: Path, example_logs: Path) -> None:
+def test_killed_full_build_leaves_the_old_or_the_new_site(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     build(BuildOptions(example_logs, out))
     before = tree(out)
     from sitegen.examples.generator import write_corpus
 
-    write_corpus(example_logs, jobs=40, stages=4, tasks_per_stage=200)
-    _build_and_kill(example_logs, out, 0.2, "--clean")
-    assert tree(out) == before
-    # The next build sweeps the dead build's staging dir and publishes normally.
+    write_corpus(example_logs, jobs=60, stages=4, tasks_per_stage=200)
+    build(BuildOptions(example_logs, tmp_path / "clean"))
+    after = tree(tmp_path / "clean")
+    seen = set()
+    for delay in (0.0, 0.1, 0.3, 0.6):
+        _build_and_kill(example_logs, out, delay, "--clean")
+        state = tree(out)
+        assert state in (before, after), delay
+        seen.add(state == after)
+        if state == after:
+            break
+    assert False in seen  # at least one kill landed before the swap
+    # The next build sweeps the dead builds' staging dirs and publishes normally.
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 52
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]
+    assert report.published == 72
+    assert tree(out) == after
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clean", "logs", "site"]
 
 
 def test_killed_incremental_build_leaves_a_consistent_site(
