@@ -9,7 +9,8 @@ from pathlib import Path
 from sitegen.errors import UsageError
 
 # Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
-SUFFIXES = (".eventlog", ".eventlog.running")
+# Operators and CI compress finished logs; those are streamed, never unpacked (reader.open_log).
+SUFFIXES = (".eventlog", ".eventlog.running", ".eventlog.gz", ".eventlog.zst")
 MAX_ID_BYTES = 200
 
 
