@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -14,8 +14,9 @@ from pathlib import Path
 import msgspec
 
 from sitegen import __version__, api, hosting
+from sitegen.classify import Candidate, duplicates, judge
 from sitegen.errors import UsageError
-from sitegen.eventlog.discover import LogFile, discover, unsafe_id_reason
+from sitegen.eventlog.discover import LogFile, check_log_dir, discover
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import MANIFEST_NAME, endpoint_dir
 from sitegen.model import (
@@ -23,7 +24,6 @@ from sitegen.model import (
     ExecutorStats,
     JobSummary,
     Problem,
-    ProblemKind,
     RunningJob,
 )
 from sitegen.pages import PageRenderer
@@ -68,6 +68,7 @@ class BuildReport:
     files_written: int
     bytes_written: int
     seconds: float
+    classifications: dict[str, int] = field(default_factory=dict)
 
     @property
     def published(self) -> int:
@@ -83,12 +84,7 @@ class BuildReport:
 def check_paths(options: BuildOptions) -> None:
     """Refuse option combinations that could lose logs or a published site."""
     log_dir = options.log_dir
-    if not log_dir.exists():
-        raise UsageError("event-log dir does not exist", log_dir)
-    if not log_dir.is_dir():
-        raise UsageError("event-log dir is not a directory", log_dir)
-    if not os.access(log_dir, os.R_OK | os.X_OK):
-        raise UsageError("event-log dir is not readable", log_dir)
+    check_log_dir(log_dir)
     logs = log_dir.resolve()
     out = options.output.resolve()
     if out == logs or out.is_relative_to(logs):
@@ -156,47 +152,19 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
     )
 
 
-_PROBLEM_OF = {
-    Classification.INCOMPLETE: ProblemKind.INCOMPLETE,
-    Classification.NEWER_VERSION: ProblemKind.NEWER_VERSION,
-    Classification.MALFORMED: ProblemKind.MALFORMED,
-    Classification.UNREADABLE: ProblemKind.UNREADABLE,
-    Classification.NOT_A_LOG: ProblemKind.NOT_A_LOG,
-}
-
-
 def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     """Map step: read one log and write that job's files into its own part directory."""
     read = read_log(log.path)
-    name = log.path.name
-    outcome = LogOutcome(file=name, classification=read.classification)
-    if read.job_end is None:
-        message = read.message
-        if read.classification is Classification.INCOMPLETE and log.running:
-            message = "still running (.eventlog.running): no JobEnd record yet"
-        outcome.problems.append(
-            Problem(_PROBLEM_OF[read.classification], name, message, read.line, log.name_id)
-        )
+    verdict = judge(log, read)
+    outcome = LogOutcome(
+        file=log.path.name, classification=read.classification, problems=verdict.problems
+    )
+    if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
             outcome.running = running_job(read, log)
         return outcome
-    job_id = read.job_end.index.job_id
-    reason = unsafe_id_reason(job_id)
-    if reason is not None:
-        outcome.problems.append(Problem(ProblemKind.UNSAFE_ID, name, reason, read.line))
-        return outcome
-    if job_id != log.name_id:
-        outcome.problems.append(
-            Problem(
-                ProblemKind.ID_MISMATCH,
-                name,
-                f"file name says {log.name_id!r} but JobEnd.index says {job_id!r}; "
-                "published under the JobEnd id",
-                read.line,
-                job_id,
-            )
-        )
-    summary = summarize(read, name)
+    job_id = verdict.job_id
+    summary = summarize(read, outcome.file)
     writer = SiteWriter(part)
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
@@ -228,27 +196,15 @@ def map_logs(
 
 def resolve_duplicates(outcomes: list[LogOutcome]) -> None:
     """Keep the later-completed log per job id; report and unpublish the others."""
-    by_id: dict[str, list[LogOutcome]] = defaultdict(list)
-    for outcome in outcomes:
-        if outcome.summary is not None:
-            by_id[outcome.summary.job_id].append(outcome)
-    for job_id, group in by_id.items():
-        if len(group) < 2:
-            continue
-        group.sort(key=lambda o: (-o.summary.completed_at if o.summary else 0, o.file))
-        winner = group[0]
-        for loser in group[1:]:
-            loser.problems.append(
-                Problem(
-                    ProblemKind.DUPLICATE_ID,
-                    loser.file,
-                    f"job id {job_id!r} is also in {winner.file}, which completed later; "
-                    "this log was not published",
-                    job_id=job_id,
-                )
-            )
-            loser.summary = None
-            loser.roots = []
+    candidates = [
+        Candidate(o.summary.job_id, o.summary.completed_at, o.file) if o.summary else None
+        for o in outcomes
+    ]
+    for index, problem in duplicates(candidates).items():
+        loser = outcomes[index]
+        loser.problems.append(problem)
+        loser.summary = None
+        loser.roots = []
 
 
 def build_timestamp() -> float:
@@ -281,6 +237,7 @@ def build(options: BuildOptions) -> BuildReport:
         jobs = [o.summary for o in outcomes if o.summary is not None]
         running = [o.running for o in outcomes if o.running is not None]
         problems = [p for o in outcomes for p in o.problems]
+        classes = Counter(str(o.classification) for o in outcomes)
         for rel, data in api.site_files(jobs, problems, build_timestamp()):
             writer.write(rel, data)
         pages.site_pages(writer, jobs, running, problems)
@@ -304,4 +261,5 @@ def build(options: BuildOptions) -> BuildReport:
         files_written=files + writer.files_written,
         bytes_written=bytes_ + writer.bytes_written,
         seconds=time.perf_counter() - started,
+        classifications={str(k): classes[str(k)] for k in Classification},
     )
