@@ -15,6 +15,14 @@ LOG_DIR_HELP = (
     "[default: the bundled example logs]"
 )
 OUTPUT_HELP = "Directory to publish the site into (replaced atomically)."
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Print text lines for people, or one JSON object for scripts.",
+)
 
 
 @click.group()
@@ -39,8 +47,9 @@ def cli() -> None:
     default=None,
     help="Processes for reading logs. [default: CPU count]",
 )
+@FORMAT_OPTION
 def build_command(
-    event_log_dir: Path | None, output: Path, strict: bool, workers: int | None
+    event_log_dir: Path | None, output: Path, strict: bool, workers: int | None, fmt: str
 ) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
 
@@ -49,7 +58,7 @@ def build_command(
         sitegen build --event-log-dir /var/log/ballista --output site
     """
     from sitegen.build import BuildOptions, build
-    from sitegen.report import summary_lines
+    from sitegen.report import summary_json, summary_lines
 
     options = BuildOptions(
         log_dir=event_log_dir or EXAMPLE_LOG_DIR, output=output, strict=strict, workers=workers
@@ -58,10 +67,43 @@ def build_command(
         report = build(options)
     except SitegenError as exc:
         raise click.ClickException(str(exc)) from exc
-    for line in summary_lines(report):
+    for line in [summary_json(report)] if fmt == "json" else summary_lines(report):
         click.echo(line)
     if strict and report.skipped:
         raise SystemExit(1)
+
+
+@cli.command("check")
+@click.option("--event-log-dir", type=click.Path(path_type=Path), default=None, help=LOG_DIR_HELP)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes for reading logs. [default: CPU count]",
+)
+@FORMAT_OPTION
+def check_command(event_log_dir: Path | None, workers: int | None, fmt: str) -> None:
+    """Read every log as a build would, publish nothing, report each problem.
+
+    Exit 0 when no log has an error (running logs are only noted), 1 when any
+    log is damaged, newer than this sitegen, unsafe or a duplicate, 2 on usage
+    errors such as a missing directory.
+
+    \b
+    Example:
+        sitegen check --event-log-dir /var/log/ballista --format json
+    """
+    from sitegen.check import check
+    from sitegen.report import check_json, check_lines
+
+    try:
+        report = check(event_log_dir or EXAMPLE_LOG_DIR, workers)
+    except SitegenError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(2) from exc
+    for line in [check_json(report)] if fmt == "json" else check_lines(report):
+        click.echo(line)
+    raise SystemExit(0 if report.ok else 1)
 
 
 @cli.command("host-config")
