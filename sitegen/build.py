@@ -14,8 +14,9 @@ from pathlib import Path
 import msgspec
 
 from sitegen import __version__, api, hosting
+from sitegen.archive import ArchiveResult, check_archive_path, write_archive
 from sitegen.classify import Candidate, duplicates, judge
-from sitegen.errors import UsageError
+from sitegen.errors import SitegenError, UsageError
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import MANIFEST_NAME, endpoint_dir
@@ -40,6 +41,8 @@ class BuildOptions:
     output: Path
     strict: bool = False
     workers: int | None = None
+    # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
+    archive: Path | None = None
 
 
 @dataclass
@@ -69,6 +72,7 @@ class BuildReport:
     bytes_written: int
     seconds: float
     classifications: dict[str, int] = field(default_factory=dict)
+    archive: ArchiveResult | None = None
 
     @property
     def published(self) -> int:
@@ -217,7 +221,10 @@ def build(options: BuildOptions) -> BuildReport:
     """Build the site from every log in ``options.log_dir`` and publish it atomically."""
     started = time.perf_counter()
     check_paths(options)
+    if options.archive is not None:
+        check_archive_path(options.archive, options.output, [options.log_dir])
     logs = discover(options.log_dir)
+    stamp = build_timestamp()
     publication = Publication(options.output)
     staging = publication.open()
     try:
@@ -238,7 +245,7 @@ def build(options: BuildOptions) -> BuildReport:
         running = [o.running for o in outcomes if o.running is not None]
         problems = [p for o in outcomes for p in o.problems]
         classes = Counter(str(o.classification) for o in outcomes)
-        for rel, data in api.site_files(jobs, problems, build_timestamp()):
+        for rel, data in api.site_files(jobs, problems, stamp):
             writer.write(rel, data)
         pages.site_pages(writer, jobs, running, problems)
         for name, text in hosting.site_files().items():
@@ -252,6 +259,15 @@ def build(options: BuildOptions) -> BuildReport:
     except BaseException:
         publication.discard()
         raise
+    archive = None
+    if options.archive is not None:
+        # The published directory is what gets packed, so the archive equals it.
+        try:
+            archive = write_archive(options.output, options.archive, int(stamp))
+        except SitegenError as exc:
+            raise SitegenError(
+                f"the site was published to {options.output}, but {exc.message}", exc.path
+            ) from exc
     return BuildReport(
         output=options.output,
         logs=len(logs),
@@ -262,4 +278,5 @@ def build(options: BuildOptions) -> BuildReport:
         bytes_written=bytes_ + writer.bytes_written,
         seconds=time.perf_counter() - started,
         classifications={str(k): classes[str(k)] for k in Classification},
+        archive=archive,
     )

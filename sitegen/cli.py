@@ -47,21 +47,38 @@ def cli() -> None:
     default=None,
     help="Processes for reading logs. [default: CPU count]",
 )
+@click.option(
+    "--archive",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also pack the published site into this .tar.gz, .tgz or .zip "
+    "(not inside the output or the log dir).",
+)
 @FORMAT_OPTION
 def build_command(
-    event_log_dir: Path | None, output: Path, strict: bool, workers: int | None, fmt: str
+    event_log_dir: Path | None,
+    output: Path,
+    strict: bool,
+    workers: int | None,
+    archive: Path | None,
+    fmt: str,
 ) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
 
     \b
     Example:
         sitegen build --event-log-dir /var/log/ballista --output site
+        sitegen build --event-log-dir logs --output site --archive site.tar.gz
     """
     from sitegen.build import BuildOptions, build
     from sitegen.report import summary_json, summary_lines
 
     options = BuildOptions(
-        log_dir=event_log_dir or EXAMPLE_LOG_DIR, output=output, strict=strict, workers=workers
+        log_dir=event_log_dir or EXAMPLE_LOG_DIR,
+        output=output,
+        strict=strict,
+        workers=workers,
+        archive=archive,
     )
     try:
         report = build(options)

@@ -46,6 +46,9 @@ def summary_lines(report: BuildReport) -> list[str]:
         f"Published {report.published} jobs from {report.logs} logs to {report.output} "
         f"({report.files_written} files) in {report.seconds:.2f} s."
     ]
+    if report.archive is not None:
+        a = report.archive
+        lines.append(f"Archived the site to {a.path} ({a.files} files, {a.bytes} bytes).")
     skipped = report.skipped
     if skipped:
         reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
@@ -53,6 +56,14 @@ def summary_lines(report: BuildReport) -> list[str]:
     for p in report.problems:
         lines.append(f"  {p.kind}: {_where(p)}: {p.message}")
     return lines
+
+
+def _archive(report: BuildReport) -> dict[str, Any] | None:
+    """Return the archive a build wrote as a JSON-ready object, or None."""
+    a = report.archive
+    if a is None:
+        return None
+    return {"path": str(a.path), "format": a.format, "files": a.files, "bytes": a.bytes}
 
 
 def summary_json(report: BuildReport) -> str:
@@ -67,6 +78,7 @@ def summary_json(report: BuildReport) -> str:
             "files_written": report.files_written,
             "bytes_written": report.bytes_written,
             "seconds": round(report.seconds, 3),
+            "archive": _archive(report),
             "problems": [_problem(p, skipped=p.skipped) for p in report.problems],
         }
     )

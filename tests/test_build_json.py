@@ -36,6 +36,7 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
         "skipped": {"incomplete": 1, "malformed": 1},
         "files_written": len(files),
         "bytes_written": sum(p.stat().st_size for p in files),
+        "archive": None,
     }
     assert problems == [
         {
