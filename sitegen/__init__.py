@@ -1,5 +1,64 @@
-"""sitegen: a static history server for Apache DataFusion Ballista event logs."""
+"""sitegen: a static history server for Apache DataFusion Ballista event logs.
+
+For scripts, ``sitegen.build(event_log_dir, output)`` builds a site and returns its report, and
+``sitegen.read_log(path)`` reads and classifies one log. Both are imported on first use, so
+``import sitegen`` stays cheap.
+"""
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+__all__ = ["SitegenError", "UsageError", "__version__", "build", "read_log"]
+
+if TYPE_CHECKING:
+    from sitegen.errors import SitegenError, UsageError
+    from sitegen.eventlog.reader import read_log
+    from sitegen.python_api import build
+
+# Public name -> (module, attribute), imported on first access.
+_LAZY = {
+    "build": ("sitegen.python_api", "build"),
+    "read_log": ("sitegen.eventlog.reader", "read_log"),
+    "SitegenError": ("sitegen.errors", "SitegenError"),
+    "UsageError": ("sitegen.errors", "UsageError"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public API name on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """List the public names too, before they are imported."""
+    return sorted({*globals(), *_LAZY})
+
+
+class _Package(types.ModuleType):
+    """The ``sitegen`` package, keeping ``sitegen.build`` the function.
+
+    Importing a submodule sets it as an attribute of its package, so the first
+    ``from sitegen.build import ...`` would turn ``sitegen.build`` into the module
+    ``sitegen/build.py``. Refusing that keeps ``sitegen.build(...)`` callable whatever
+    was imported before. Code that wants the module imports from it by name
+    (``from sitegen.build import BuildOptions``), never ``import sitegen.build as m``.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set an attribute, except a submodule over a public API name."""
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
