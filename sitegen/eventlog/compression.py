@@ -10,10 +10,12 @@ from typing import IO, TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import zstandard
+    from _typeshed import WriteableBuffer
 
 # File-name suffix of a compressed log -> the name used in messages.
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
-# Compressed bytes read per step: bounds the memory one decompression step can take.
+# Compressed bytes read per step. A step holds this times the compression ratio in memory
+# (event logs compress about 10:1), as reading a plain log holds its longest line.
 CHUNK = 64 * 1024
 # Lines are read from a buffer this large, so short lines cost no per-line system call.
 BUFFER = 1024 * 1024
@@ -76,7 +78,7 @@ class _ZstdStream(io.RawIOBase):
         """Say that this stream can be read."""
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: WriteableBuffer) -> int:
         """Fill ``buffer`` with plain bytes; 0 only at the clean end of the last frame."""
         while self._pos >= len(self._out) and not self._done:
             chunk = self._source.read(CHUNK)
@@ -86,8 +88,9 @@ class _ZstdStream(io.RawIOBase):
                     raise DamagedStream("zstd data is truncated (the file ends mid-frame)")
                 break
             self._feed(chunk)
-        n = min(len(buffer), len(self._out) - self._pos)
-        buffer[:n] = memoryview(self._out)[self._pos : self._pos + n]
+        view = memoryview(buffer).cast("B")
+        n = min(len(view), len(self._out) - self._pos)
+        view[:n] = memoryview(self._out)[self._pos : self._pos + n]
         self._pos += n
         return n
 
