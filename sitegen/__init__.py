@@ -44,15 +44,13 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
+# Importing a submodule sets it as an attribute of its package, so the first
+# `from sitegen.build import ...` would turn `sitegen.build` into the module sitegen/build.py.
+# Refusing that keeps `sitegen.build(...)` callable whatever was imported before. Code that
+# wants the module imports from it by name (`from sitegen.build import BuildOptions`), never
+# `import sitegen.build as m`, which now yields the function.
 class _Package(types.ModuleType):
-    """The ``sitegen`` package, keeping ``sitegen.build`` the function.
-
-    Importing a submodule sets it as an attribute of its package, so the first
-    ``from sitegen.build import ...`` would turn ``sitegen.build`` into the module
-    ``sitegen/build.py``. Refusing that keeps ``sitegen.build(...)`` callable whatever
-    was imported before. Code that wants the module imports from it by name
-    (``from sitegen.build import BuildOptions``), never ``import sitegen.build as m``.
-    """
+    """The ``sitegen`` package, keeping ``sitegen.build`` the function."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Set an attribute, except a submodule over a public API name."""

@@ -55,12 +55,10 @@ def damage_message(exc: BaseException) -> str:
     return f"corrupt gzip data: {exc}"
 
 
+# Not zstandard's own stream_reader: it ends quietly when the input stops mid-frame,
+# which would pass a truncated log off as a short one.
 class _ZstdStream(io.RawIOBase):
-    """Decompress zstd frames one after another and notice a stream cut off mid-frame.
-
-    ``zstandard``'s own ``stream_reader`` ends quietly when the input stops mid-frame,
-    which would pass a truncated log off as a short one.
-    """
+    """Decompress zstd frames one after another and notice a stream cut off mid-frame."""
 
     def __init__(self, source: IO[bytes]) -> None:
         import zstandard
