@@ -187,12 +187,16 @@ def test_bad_option_exits_2(tmp_path: Path) -> None:
     assert "Invalid value for '--format'" in result.stderr
 
 
-def test_check_writes_nothing(tmp_path: Path) -> None:
+def test_check_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     logs = every_problem(tmp_path / "logs")
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in logs.iterdir()}
-    with CliRunner().isolated_filesystem(temp_dir=tmp_path) as cwd:
-        CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
-        assert list(Path(cwd).iterdir()) == []
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 1
+    assert list(cwd.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "logs"]
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in logs.iterdir()} == before
 
 
