@@ -13,13 +13,21 @@ from sitegen.errors import SitegenError
 from sitegen.examples import EXAMPLE_LOG_DIR
 
 if TYPE_CHECKING:
-    from sitegen.build import BuildOptions
+    from sitegen.pipeline import BuildOptions
 
 LOG_DIR_HELP = (
     "Directory of Ballista event logs (as the scheduler's --event-log-dir). "
     "[default: the bundled example logs]"
 )
 OUTPUT_HELP = "Directory to publish the site into (replaced atomically)."
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Print text lines for people, or one JSON object for scripts.",
+)
 
 
 @click.group()
@@ -54,7 +62,7 @@ def log_options(f: Callable[..., None]) -> Callable[..., None]:
 
 def _options(event_log_dir: Path | None, output: Path, **rest: Any) -> BuildOptions:
     """Turn CLI values into the core's options object."""
-    from sitegen.build import BuildOptions
+    from sitegen.pipeline import BuildOptions
 
     return BuildOptions(log_dir=event_log_dir or EXAMPLE_LOG_DIR, output=output, **rest)
 
@@ -62,10 +70,23 @@ def _options(event_log_dir: Path | None, output: Path, **rest: Any) -> BuildOpti
 @cli.command("build")
 @log_options
 @click.option("--strict", is_flag=True, help="Exit 1 if any log was skipped.")
+@click.option(
+    "--archive",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also pack the published site into this .tar.gz, .tgz or .zip "
+    "(not inside the output or the log dir).",
+)
+@FORMAT_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("-v", "--verbose", is_flag=True, help="List every problem, not just the first few.")
 def build_command(
-    event_log_dir: Path | None, output: Path, quiet: bool, verbose: bool, **rest: Any
+    event_log_dir: Path | None,
+    output: Path,
+    fmt: str,
+    quiet: bool,
+    verbose: bool,
+    **rest: Any,
 ) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
 
@@ -74,10 +95,11 @@ def build_command(
     \b
     Example:
         sitegen build --event-log-dir /var/log/ballista --output site
+        sitegen build --event-log-dir logs --output site --archive site.tar.gz
     """
-    from sitegen.build import build
+    from sitegen.pipeline import build
     from sitegen.progress import ProgressBar
-    from sitegen.report import summary_lines
+    from sitegen.report import summary_json, summary_lines
 
     options = _options(event_log_dir, output, **rest)
     bar = ProgressBar(click.get_text_stream("stderr"))
@@ -89,7 +111,8 @@ def build_command(
     finally:
         bar.finish()
     if not quiet:
-        for line in summary_lines(report, verbose=verbose):
+        lines = [summary_json(report)] if fmt == "json" else summary_lines(report, verbose)
+        for line in lines:
             click.echo(line)
     if options.strict and report.skipped:
         raise SystemExit(1)
@@ -110,7 +133,7 @@ def serve_command(
     Example:
         sitegen serve --event-log-dir /var/log/ballista --port 8000
     """
-    from sitegen.build import BuildReport, build
+    from sitegen.pipeline import BuildReport, build
     from sitegen.report import summary_lines
     from sitegen.serve import serve
 
@@ -134,6 +157,39 @@ def serve_command(
         )
     except SitegenError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+@cli.command("check")
+@click.option("--event-log-dir", type=click.Path(path_type=Path), default=None, help=LOG_DIR_HELP)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that read logs. [default: CPU count]",
+)
+@FORMAT_OPTION
+def check_command(event_log_dir: Path | None, workers: int | None, fmt: str) -> None:
+    """Read every log as a build would, publish nothing, report each problem.
+
+    Exit 0 when no log has an error (running logs are only noted), 1 when any
+    log is damaged, newer than this sitegen, unsafe or a duplicate, 2 on usage
+    errors such as a missing directory.
+
+    \b
+    Example:
+        sitegen check --event-log-dir /var/log/ballista --format json
+    """
+    from sitegen.check import check
+    from sitegen.report import check_json, check_lines
+
+    try:
+        report = check(event_log_dir or EXAMPLE_LOG_DIR, workers)
+    except SitegenError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(2) from exc
+    for line in [check_json(report)] if fmt == "json" else check_lines(report):
+        click.echo(line)
+    raise SystemExit(0 if report.ok else 1)
 
 
 @cli.command("host-config")

@@ -1,8 +1,44 @@
-"""Turn a build report into the summary lines the CLI prints."""
+"""Turn build and check reports into what the CLI prints: text lines or one JSON object."""
 
 from __future__ import annotations
 
-from sitegen.build import BuildReport
+import json
+from typing import TYPE_CHECKING, Any
+
+from sitegen.check import SEVERITIES, CheckReport, severity_of
+from sitegen.model import Problem, ProblemKind
+
+if TYPE_CHECKING:
+    # Only for annotations: the build module pulls in the page templates.
+    from sitegen.pipeline import BuildReport
+
+
+def _where(p: Problem) -> str:
+    """Return ``file:line``, or the file alone when the problem has no line."""
+    return f"{p.file}:{p.line}" if p.line else p.file
+
+
+def _plural(n: int, word: str) -> str:
+    """Return ``n word`` with an ``s`` unless n is 1."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _problem(p: Problem, **extra: Any) -> dict[str, Any]:
+    """Return one problem as a JSON-ready object."""
+    return {
+        "file": p.file,
+        "line": p.line,
+        "kind": str(p.kind),
+        "message": p.message,
+        "job_id": p.job_id,
+        **extra,
+    }
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    """Encode one JSON object on one line (non-ASCII kept readable)."""
+    return json.dumps(obj, ensure_ascii=False)
+
 
 SHOWN_PROBLEMS = 10
 
@@ -23,14 +59,78 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
             f"Published {report.published} jobs from {report.logs} logs to {report.output} "
             f"({detail}) in {report.seconds:.2f} s."
         ]
+    if report.archive is not None:
+        a = report.archive
+        lines.append(f"Archived the site to {a.path} ({a.files} files, {a.bytes} bytes).")
     skipped = report.skipped
     if skipped:
         reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
         lines.append(f"Skipped {sum(skipped.values())} logs: {reasons}.")
     shown = report.problems if verbose else report.problems[:SHOWN_PROBLEMS]
     for p in shown:
-        where = f"{p.file}:{p.line}" if p.line else p.file
-        lines.append(f"  {p.kind}: {where}: {p.message}")
+        lines.append(f"  {p.kind}: {_where(p)}: {p.message}")
     if len(shown) < len(report.problems):
         lines.append(f"  … and {len(report.problems) - len(shown)} more (--verbose lists them all)")
     return lines
+
+
+def _archive(report: BuildReport) -> dict[str, Any] | None:
+    """Return the archive a build wrote as a JSON-ready object, or None."""
+    a = report.archive
+    if a is None:
+        return None
+    return {"path": str(a.path), "format": a.format, "files": a.files, "bytes": a.bytes}
+
+
+def summary_json(report: BuildReport) -> str:
+    """Return the build summary as one JSON object, for scripts and CI."""
+    return _dump(
+        {
+            "output": str(report.output),
+            "logs": report.logs,
+            "jobs_published": report.published,
+            "classifications": report.classifications,
+            "skipped": dict(sorted(report.skipped.items())),
+            "files_written": report.files_written,
+            "bytes_written": report.bytes_written,
+            "seconds": round(report.seconds, 3),
+            "archive": _archive(report),
+            "problems": [_problem(p, skipped=p.skipped) for p in report.problems],
+        }
+    )
+
+
+def check_lines(report: CheckReport) -> list[str]:
+    """Return one line per problem (``file:line: severity: kind: message``) and a summary."""
+    lines = [f"{_where(p)}: {severity_of(p.kind)}: {p.kind}: {p.message}" for p in report.problems]
+    classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
+    lines.append(
+        f"Checked {_plural(report.logs, 'log')} in {report.log_dir}"
+        + (f": {classes}." if classes else ".")
+    )
+    found = [_plural(report.count(s), s) for s in SEVERITIES if report.count(s)]
+    verdict = "check passed" if report.ok else "check failed"
+    lines.append(
+        f"{_plural(report.publishable, 'job')} can be published; "
+        f"{', '.join(found) if found else 'no problems'}: {verdict}."
+    )
+    return lines
+
+
+def check_json(report: CheckReport) -> str:
+    """Return the check result as one JSON object, for scripts and CI."""
+    by_kind = {str(kind): 0 for kind in ProblemKind}
+    for p in report.problems:
+        by_kind[str(p.kind)] += 1
+    return _dump(
+        {
+            "log_dir": str(report.log_dir),
+            "ok": report.ok,
+            "logs": report.logs,
+            "publishable": report.publishable,
+            "classifications": report.classifications,
+            "problems_by_kind": by_kind,
+            **{f"{s}s": report.count(s) for s in SEVERITIES},
+            "problems": [_problem(p, severity=severity_of(p.kind)) for p in report.problems],
+        }
+    )

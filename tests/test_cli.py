@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from sitegen import __version__
-from sitegen.build import BuildReport
 from sitegen.cli import cli
+from sitegen.pipeline import BuildReport
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
 
-from sitegen.build import BuildOptions, BuildReport, build
-from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Endpoint, api_url_path, endpoint_file
+from sitegen.pipeline import BuildOptions, BuildReport, build
 from tests.conftest import require
+from tests.endpoints import endpoints
 from tests.logs import job_lines, write
 from tests.servers import get, http_server, nginx
 
@@ -29,20 +28,6 @@ def ugly_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = build(BuildOptions(logs, root / "site"))
     assert report.published == len(UGLY_IDS)
     return root / "site"
-
-
-def endpoints(site: Path) -> Iterator[tuple[str, Path, Endpoint]]:
-    """Yield (URL path, file with the exact body, endpoint) for every endpoint of a site."""
-    for endpoint in SITE_ENDPOINTS:
-        yield api_url_path(endpoint), endpoint_file(endpoint), endpoint
-    job, stages, config, dot, stage_dot = JOB_ENDPOINTS
-    for entry in json.loads((site / "api/jobs").read_bytes()):
-        ids = {"job_id": entry["job_id"]}
-        for endpoint in (job, stages, config, dot):
-            yield api_url_path(endpoint, **ids), endpoint_file(endpoint, **ids), endpoint
-        for stage in sorted((site / "api/job" / entry["job_id"] / "stage").iterdir()):
-            sid = {"stage_id": stage.name, **ids}
-            yield api_url_path(stage_dot, **sid), endpoint_file(stage_dot, **sid), stage_dot
 
 
 def test_every_endpoint_is_listed(example_site: tuple[Path, BuildReport]) -> None:

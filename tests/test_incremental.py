@@ -3,8 +3,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from sitegen.build import BuildOptions, build
 from sitegen.examples.generator import JobSpec, generate_job
+from sitegen.pipeline import BuildOptions, build
 from tests.logs import job_lines, write
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 from sitegen.errors import UsageError
 
 # Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
-SUFFIXES = (".eventlog", ".eventlog.running")
+# Operators and CI compress finished logs; those are streamed, never unpacked (reader.open_log).
+SUFFIXES = (".eventlog", ".eventlog.running", ".eventlog.gz", ".eventlog.zst")
 MAX_ID_BYTES = 200
 
 
@@ -30,6 +32,16 @@ def split_name(name: str) -> tuple[str, bool] | None:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)], suffix.endswith(".running")
     return None
+
+
+def check_log_dir(log_dir: Path) -> None:
+    """Refuse an event-log dir that is missing, not a directory, or not readable."""
+    if not log_dir.exists():
+        raise UsageError("event-log dir does not exist", log_dir)
+    if not log_dir.is_dir():
+        raise UsageError("event-log dir is not a directory", log_dir)
+    if not os.access(log_dir, os.R_OK | os.X_OK):
+        raise UsageError("event-log dir is not readable", log_dir)
 
 
 def discover(log_dir: Path) -> list[LogFile]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import IO, Any
 
 import msgspec
 
-from sitegen.eventlog import schema
+from sitegen.eventlog import compression, schema
 from sitegen.model import Classification
 
 
@@ -37,8 +38,11 @@ READ_BUFFER = 1 << 20
 
 
 def open_log(path: Path) -> IO[bytes]:
-    """Open a log for binary streaming (line by line, never whole)."""
-    return path.open("rb", buffering=READ_BUFFER)
+    """Open a log for binary streaming, decompressing ``.gz`` and ``.zst`` on the fly."""
+    kind = compression.compression_of(path)
+    if kind is None:
+        return path.open("rb", buffering=READ_BUFFER)
+    return compression.open_compressed(path, kind)
 
 
 def _is_binary(line: bytes) -> bool:
@@ -53,10 +57,11 @@ def _is_binary(line: bytes) -> bool:
     return False
 
 
-def read_log(path: Path) -> LogRead:
+def read_log(path: str | os.PathLike[str]) -> LogRead:
     """Read and classify one log; never raises for what is inside the file."""
+    path = Path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
-    records = 0
+    records = lineno = 0
     tasks = result.tasks
     decode_task = schema.TASK_END_RECORD_DECODER.decode
     decode_envelope = schema.ENVELOPE_DECODER.decode
@@ -79,7 +84,11 @@ def read_log(path: Path) -> LogRead:
                     continue
                 records += 1
                 if _take(result, env, line, lineno):
+                    _check_rest(stream, path)
                     return result
+    except compression.DAMAGE_ERRORS as exc:
+        # Checked before OSError: a bad gzip header is an OSError too, but it is damage.
+        return _damaged(result, compression.damage_message(exc), lineno + 1)
     except OSError as exc:
         result.classification = Classification.UNREADABLE
         result.message = exc.strerror or str(exc)
@@ -93,6 +102,23 @@ def read_log(path: Path) -> LogRead:
         result.message = "no event-log records in the file"
     else:
         result.message = "no JobEnd record yet (running, or its scheduler stopped)"
+    return result
+
+
+def _check_rest(stream: IO[bytes], path: Path) -> None:
+    """Decompress what follows JobEnd, so a truncated or corrupt archive cannot pass."""
+    if compression.compression_of(path) is not None:
+        while stream.read(compression.CHUNK):
+            pass
+
+
+def _damaged(result: LogRead, message: str, line: int) -> LogRead:
+    """Classify a log whose compressed stream broke: nothing from it is served."""
+    result.classification = Classification.UNREADABLE
+    result.message = message
+    result.line = line
+    result.job_end = None
+    result.config = {}
     return result
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import BuildOptions, BuildReport, build
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.model import ProblemKind
+from sitegen.pipeline import BuildOptions, BuildReport, build
 from tests.logs import job_lines, write
 
 
@@ -197,7 +197,9 @@ def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
     proc.wait()
 
 
-def test_killed_full_build_leaves_the_old_or_the_new_site(tmp_path: Path, example_logs: Path) -> None:
+def test_killed_full_build_leaves_the_old_or_the_new_site(
+    tmp_path: Path, example_logs: Path
+) -> None:
     out = tmp_path / "site"
     build(BuildOptions(example_logs, out))
     before = tree(out)

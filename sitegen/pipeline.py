@@ -5,17 +5,19 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Protocol
 
 from sitegen import __version__, api, hosting, manifest
-from sitegen.errors import UsageError
-from sitegen.eventlog.discover import LogFile, discover, unsafe_id_reason
+from sitegen.archive import ArchiveResult, check_archive_path, write_archive
+from sitegen.classify import Candidate, duplicates, judge
+from sitegen.errors import SitegenError, UsageError
+from sitegen.eventlog.discover import LogFile, check_log_dir, discover
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import MANIFEST_NAME, job_root
 from sitegen.manifest import LogEntry, LogOutcome, Manifest
@@ -24,7 +26,6 @@ from sitegen.model import (
     ExecutorStats,
     JobSummary,
     Problem,
-    ProblemKind,
     RunningJob,
 )
 from sitegen.pages import PageRenderer
@@ -52,10 +53,12 @@ class BuildOptions:
     strict: bool = False
     workers: int | None = None
     clean: bool = False
+    # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
+    archive: Path | None = None
 
 
 # Options that change how a build runs but not a byte of what it writes.
-RUN_OPTIONS = frozenset({"log_dir", "output", "strict", "workers", "clean"})
+RUN_OPTIONS = frozenset({"log_dir", "output", "strict", "workers", "clean", "archive"})
 
 
 @dataclass
@@ -72,6 +75,8 @@ class BuildReport:
     seconds: float
     rebuilt: int = 0
     up_to_date: bool = False
+    classifications: dict[str, int] = field(default_factory=dict)
+    archive: ArchiveResult | None = None
 
     @property
     def published(self) -> int:
@@ -87,12 +92,7 @@ class BuildReport:
 def check_paths(options: BuildOptions) -> None:
     """Refuse option combinations that could lose logs or a published site."""
     log_dir = options.log_dir
-    if not log_dir.exists():
-        raise UsageError("event-log dir does not exist", log_dir)
-    if not log_dir.is_dir():
-        raise UsageError("event-log dir is not a directory", log_dir)
-    if not os.access(log_dir, os.R_OK | os.X_OK):
-        raise UsageError("event-log dir is not readable", log_dir)
+    check_log_dir(log_dir)
     logs = log_dir.resolve()
     out = options.output.resolve()
     if out == logs or out.is_relative_to(logs):
@@ -162,47 +162,19 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
     )
 
 
-_PROBLEM_OF = {
-    Classification.INCOMPLETE: ProblemKind.INCOMPLETE,
-    Classification.NEWER_VERSION: ProblemKind.NEWER_VERSION,
-    Classification.MALFORMED: ProblemKind.MALFORMED,
-    Classification.UNREADABLE: ProblemKind.UNREADABLE,
-    Classification.NOT_A_LOG: ProblemKind.NOT_A_LOG,
-}
-
-
 def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     """Map step: read one log and write that job's files into its own part directory."""
     read = read_log(log.path)
-    name = log.path.name
-    outcome = LogOutcome(file=name, classification=read.classification)
-    if read.job_end is None:
-        message = read.message
-        if read.classification is Classification.INCOMPLETE and log.running:
-            message = "still running (.eventlog.running): no JobEnd record yet"
-        outcome.problems.append(
-            Problem(_PROBLEM_OF[read.classification], name, message, read.line, log.name_id)
-        )
+    verdict = judge(log, read)
+    outcome = LogOutcome(
+        file=log.path.name, classification=read.classification, problems=verdict.problems
+    )
+    if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
             outcome.running = running_job(read, log)
         return outcome
-    job_id = read.job_end.index.job_id
-    reason = unsafe_id_reason(job_id)
-    if reason is not None:
-        outcome.problems.append(Problem(ProblemKind.UNSAFE_ID, name, reason, read.line))
-        return outcome
-    if job_id != log.name_id:
-        outcome.problems.append(
-            Problem(
-                ProblemKind.ID_MISMATCH,
-                name,
-                f"file name says {log.name_id!r} but JobEnd.index says {job_id!r}; "
-                "published under the JobEnd id",
-                read.line,
-                job_id,
-            )
-        )
-    summary = summarize(read, name)
+    job_id = verdict.job_id
+    summary = summarize(read, outcome.file)
     writer = SiteWriter(part, fresh=True)
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
@@ -251,30 +223,12 @@ def map_logs(
 
 def resolve_duplicates(outcomes: list[LogOutcome]) -> dict[int, Problem]:
     """Keep the later-completed log per job id; return a problem for each other one."""
-    by_id: dict[str, list[int]] = defaultdict(list)
-    for n, outcome in enumerate(outcomes):
-        if outcome.summary is not None:
-            by_id[outcome.summary.job_id].append(n)
-    losers: dict[int, Problem] = {}
-    for job_id, group in by_id.items():
-        if len(group) < 2:
-            continue
-
-        def later_first(n: int) -> tuple[int, str]:
-            summary = outcomes[n].summary
-            return (-summary.completed_at if summary else 0, outcomes[n].file)
-
-        group.sort(key=later_first)
-        winner = outcomes[group[0]].file
-        for n in group[1:]:
-            losers[n] = Problem(
-                ProblemKind.DUPLICATE_ID,
-                outcomes[n].file,
-                f"job id {job_id!r} is also in {winner}, which completed later; "
-                "this log was not published",
-                job_id=job_id,
-            )
-    return losers
+    return duplicates(
+        [
+            Candidate(o.summary.job_id, o.summary.completed_at, o.file) if o.summary else None
+            for o in outcomes
+        ]
+    )
 
 
 def build_timestamp() -> float:
@@ -306,7 +260,10 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     """
     started = time.perf_counter()
     check_paths(options)
+    if options.archive is not None:
+        check_archive_path(options.archive, options.output, [options.log_dir])
     logs = discover(options.log_dir)
+    stamp = build_timestamp()
     pages = PageRenderer()
     fingerprint = manifest.fingerprint(options, pages.template_dirs(), RUN_OPTIONS)
     old = None if options.clean else manifest.load(options.output)
@@ -325,7 +282,9 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
                 e.mtime_ns = log.mtime_ns
             SiteWriter(options.output).write(MANIFEST_NAME, manifest.encode(old))
         outcomes = [e.outcome for e in reused.values()]
-        return _report(options, logs, outcomes, started, up_to_date=True)
+        report = _report(options, logs, outcomes, started, up_to_date=True)
+        report.archive = _archive(options, stamp)
+        return report
 
     publication = Publication(options.output)
     staging = publication.open()
@@ -361,7 +320,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             entry.outcome, entry.mtime_ns, entry.published = outcome, log.mtime_ns, published
             entries[log.path.name] = entry
         report = _report(options, logs, outcomes, started, losers=losers, rebuilt=len(fresh))
-        for rel, data in api.site_files(report.jobs, report.problems, build_timestamp()):
+        for rel, data in api.site_files(report.jobs, report.problems, stamp):
             writer.write(rel, data)
         pages.site_pages(writer, report.jobs, report.running, report.problems)
         for name, text in hosting.site_files().items():
@@ -382,10 +341,23 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     except BaseException:
         publication.discard()
         raise
+    report.archive = _archive(options, stamp)
     report.files_written = files + writer.files_written
     report.bytes_written = bytes_ + writer.bytes_written
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
+    """Pack the published site when asked (the published directory is what gets packed)."""
+    if options.archive is None:
+        return None
+    try:
+        return write_archive(options.output, options.archive, int(stamp))
+    except SitegenError as exc:
+        raise SitegenError(
+            f"the site was published to {options.output}, but {exc.message}", exc.path
+        ) from exc
 
 
 def _roots(entries: Iterable[LogEntry]) -> set[str]:
@@ -406,6 +378,7 @@ def _report(
     if losers is None:
         losers = resolve_duplicates(outcomes)
     problems = []
+    classes = Counter(str(o.classification) for o in outcomes)
     for n, outcome in enumerate(outcomes):
         problems.extend(outcome.problems)
         if n in losers:
@@ -421,4 +394,5 @@ def _report(
         seconds=time.perf_counter() - started,
         rebuilt=rebuilt,
         up_to_date=up_to_date,
+        classifications={str(k): classes[str(k)] for k in Classification},
     )

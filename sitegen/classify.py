@@ -1,0 +1,91 @@
+"""Judge logs one way for `build` and `check`: what is wrong, and the id a job publishes under."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sitegen.eventlog.discover import LogFile, unsafe_id_reason
+from sitegen.eventlog.reader import LogRead
+from sitegen.model import Classification, Problem, ProblemKind
+
+_PROBLEM_OF = {
+    Classification.INCOMPLETE: ProblemKind.INCOMPLETE,
+    Classification.NEWER_VERSION: ProblemKind.NEWER_VERSION,
+    Classification.MALFORMED: ProblemKind.MALFORMED,
+    Classification.UNREADABLE: ProblemKind.UNREADABLE,
+    Classification.NOT_A_LOG: ProblemKind.NOT_A_LOG,
+}
+
+
+@dataclass
+class Verdict:
+    """What one log amounts to on its own, before duplicates across logs are looked at."""
+
+    problems: list[Problem] = field(default_factory=list)
+    # The id the job is published under; None when the log cannot be published.
+    job_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A publishable log as the duplicate check sees it."""
+
+    job_id: str
+    completed_at: int
+    file: str
+
+
+def judge(log: LogFile, read: LogRead) -> Verdict:
+    """Classify one read log: its problems, and the job id it can be published under."""
+    name = log.path.name
+    if read.job_end is None:
+        message = read.message
+        if read.classification is Classification.INCOMPLETE and log.running:
+            message = "still running (.eventlog.running): no JobEnd record yet"
+        kind = _PROBLEM_OF[read.classification]
+        return Verdict([Problem(kind, name, message, read.line, log.name_id)])
+    job_id = read.job_end.index.job_id
+    reason = unsafe_id_reason(job_id)
+    if reason is not None:
+        return Verdict([Problem(ProblemKind.UNSAFE_ID, name, reason, read.line)])
+    verdict = Verdict(job_id=job_id)
+    if job_id != log.name_id:
+        verdict.problems.append(
+            Problem(
+                ProblemKind.ID_MISMATCH,
+                name,
+                f"file name says {log.name_id!r} but JobEnd.index says {job_id!r}; "
+                "published under the JobEnd id",
+                read.line,
+                job_id,
+            )
+        )
+    return verdict
+
+
+def duplicates(candidates: Sequence[Candidate | None]) -> dict[int, Problem]:
+    """Keep the later-completed log per job id; return a problem for each other one, by index."""
+    by_id: dict[str, list[tuple[int, Candidate]]] = defaultdict(list)
+    for index, candidate in enumerate(candidates):
+        if candidate is not None:
+            by_id[candidate.job_id].append((index, candidate))
+    losers: dict[int, Problem] = {}
+    for job_id, group in by_id.items():
+        # Latest completion wins; among equal times the first file name, so runs agree.
+        group.sort(key=lambda item: (-item[1].completed_at, item[1].file))
+        winner = group[0][1]
+        for index, loser in group[1:]:
+            if winner.completed_at > loser.completed_at:
+                why = "completed later"
+            else:
+                why = "completed at the same time and comes first by name"
+            losers[index] = Problem(
+                ProblemKind.DUPLICATE_ID,
+                loser.file,
+                f"job id {job_id!r} is also in {winner.file}, which {why}; "
+                "this log was not published",
+                job_id=job_id,
+            )
+    return losers

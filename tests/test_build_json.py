@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sitegen.cli import cli
+
+
+def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path) -> None:
+    out = tmp_path / "site"
+    result = CliRunner().invoke(
+        cli,
+        ["build", "--event-log-dir", str(example_logs), "--output", str(out), "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count("\n") == 1
+    summary = json.loads(result.output)
+    seconds = summary.pop("seconds")
+    assert isinstance(seconds, float) and 0 < seconds < 60
+    problems = summary.pop("problems")
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert summary == {
+        "output": str(out),
+        "logs": 14,
+        "jobs_published": 12,
+        "classifications": {
+            "completed": 12,
+            "incomplete": 1,
+            "newer-version": 0,
+            "malformed": 1,
+            "unreadable": 0,
+            "not-a-log": 0,
+        },
+        "skipped": {"incomplete": 1, "malformed": 1},
+        "files_written": len(files),
+        "bytes_written": sum(p.stat().st_size for p in files),
+        "archive": None,
+    }
+    assert problems == [
+        {
+            "file": "0d9TH4Q.eventlog",
+            "line": 14,
+            "kind": "malformed",
+            "message": "malformed JobEnd: Expected `int`, got `str` - at `$.index.num_stages`",
+            "job_id": "0d9TH4Q",
+            "skipped": True,
+        },
+        {
+            "file": "GHZbKoX.eventlog.running",
+            "line": None,
+            "kind": "incomplete",
+            "message": "still running (.eventlog.running): no JobEnd record yet",
+            "job_id": "GHZbKoX",
+            "skipped": True,
+        },
+    ]
+
+
+def test_build_json_keeps_strict_exit_code(tmp_path: Path, example_logs: Path) -> None:
+    args = ["build", "--event-log-dir", str(example_logs), "--output", str(tmp_path / "s")]
+    result = CliRunner().invoke(cli, [*args, "--format", "json", "--strict"])
+    assert result.exit_code == 1
+    assert json.loads(result.output)["jobs_published"] == 12
+
+
+def test_build_json_errors_go_to_stderr(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["build", "--event-log-dir", str(tmp_path / "missing"), "--format", "json"]
+    )
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"Error: {tmp_path / 'missing'}: event-log dir does not exist\n"

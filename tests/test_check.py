@@ -1,0 +1,222 @@
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sitegen.check import SEVERITY, check
+from sitegen.cli import cli
+from sitegen.model import ProblemKind
+from sitegen.pipeline import BuildOptions, build
+from tests.logs import job_lines, record, write
+
+
+def every_problem(logs: Path) -> Path:
+    """Write a log dir with one log of every classification and problem kind."""
+    logs.mkdir()
+    write(logs / "good.eventlog", job_lines("good"))
+    write(logs / "run.eventlog.running", job_lines("run")[:4])
+    write(logs / "dead.eventlog", job_lines("dead")[:3])
+    newer = job_lines("newer")
+    newer[-1] = newer[-1].replace(b'"version":1', b'"version":3', 1)
+    write(logs / "newer.eventlog", newer)
+    bad = job_lines("bad")
+    bad[-1] = bad[-1].replace(b'"completed_at":', b'"completed_at":"soon","x":', 1)
+    write(logs / "bad.eventlog", bad)
+    (logs / "bin.eventlog").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (logs / "cut.eventlog.gz").write_bytes(gzip.compress(b"".join(job_lines("cut")))[:-6])
+    (logs / "prose.eventlog").write_text("hello\nthis is not a log\n")
+    write(logs / "evil.eventlog", job_lines("a/b"))
+    write(logs / "dup.eventlog", job_lines("dup", start_ms=2_000_000))
+    write(logs / "dup-old.eventlog", job_lines("dup", start_ms=1_000_000))
+    write(logs / "renamed.eventlog", job_lines("real-id"))
+    return logs
+
+
+def test_check_text_lists_every_problem_and_exits_1(tmp_path: Path) -> None:
+    logs = every_problem(tmp_path / "logs")
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "bad.eventlog:12: error: malformed: malformed JobEnd: Expected `int`, got `str`"
+        " - at `$.completed_at`",
+        "bin.eventlog:1: error: unreadable: not UTF-8 text (binary data)",
+        "cut.eventlog.gz:13: error: unreadable: gzip data is truncated (the file ends mid-stream)",
+        "dead.eventlog: note: incomplete: no JobEnd record yet (running, or its scheduler stopped)",
+        "dup-old.eventlog:12: warning: id-mismatch: file name says 'dup-old' but JobEnd.index"
+        " says 'dup'; published under the JobEnd id",
+        "dup-old.eventlog: error: duplicate-id: job id 'dup' is also in dup.eventlog,"
+        " which completed later; this log was not published",
+        "evil.eventlog:12: error: unsafe-id: job id 'a/b' contains a path separator",
+        "newer.eventlog:12: error: newer-version: JobEnd written with schema version 3 by a newer"
+        " Ballista (this sitegen reads up to 1); upgrade sitegen",
+        "prose.eventlog: error: not-a-log: no event-log records in the file",
+        "renamed.eventlog:12: warning: id-mismatch: file name says 'renamed' but JobEnd.index"
+        " says 'real-id'; published under the JobEnd id",
+        "run.eventlog.running: note: incomplete: still running (.eventlog.running):"
+        " no JobEnd record yet",
+        f"Checked 12 logs in {logs}: 5 completed, 2 incomplete, 1 newer-version, 1 malformed,"
+        " 2 unreadable, 1 not-a-log.",
+        "3 jobs can be published; 7 errors, 2 warnings, 2 notes: check failed.",
+    ]
+
+
+def test_check_json_is_one_object(tmp_path: Path) -> None:
+    logs = every_problem(tmp_path / "logs")
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs), "--format", "json"])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1
+    out = json.loads(result.output)
+    problems = out.pop("problems")
+    assert out == {
+        "log_dir": str(logs),
+        "ok": False,
+        "logs": 12,
+        "publishable": 3,
+        "classifications": {
+            "completed": 5,
+            "incomplete": 2,
+            "newer-version": 1,
+            "malformed": 1,
+            "unreadable": 2,
+            "not-a-log": 1,
+        },
+        "problems_by_kind": {
+            "incomplete": 2,
+            "newer-version": 1,
+            "malformed": 1,
+            "unreadable": 2,
+            "not-a-log": 1,
+            "unsafe-id": 1,
+            "duplicate-id": 1,
+            "id-mismatch": 2,
+        },
+        "errors": 7,
+        "warnings": 2,
+        "notes": 2,
+    }
+    assert problems[0] == {
+        "file": "bad.eventlog",
+        "line": 12,
+        "kind": "malformed",
+        "message": "malformed JobEnd: Expected `int`, got `str` - at `$.completed_at`",
+        "job_id": "bad",
+        "severity": "error",
+    }
+    assert problems[2]["file"] == "cut.eventlog.gz" and problems[2]["kind"] == "unreadable"
+    assert [p["severity"] for p in problems].count("error") == 7
+    assert {p["kind"] for p in problems} == {str(k) for k in ProblemKind}
+
+
+def test_check_finds_what_build_finds(tmp_path: Path) -> None:
+    # One classification, shared: the check predicts the build's problems exactly.
+    logs = every_problem(tmp_path / "logs")
+    checked = check(logs, workers=1)
+    built = build(BuildOptions(logs, tmp_path / "site", workers=1))
+    assert checked.problems == built.problems
+    assert checked.publishable == built.published == 3
+    assert checked.classifications == built.classifications
+
+
+def test_check_in_parallel_gives_the_same_report(tmp_path: Path) -> None:
+    logs = every_problem(tmp_path / "logs")
+    assert check(logs, workers=4) == check(logs, workers=1)
+
+
+def test_running_logs_are_notes_and_pass(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "good.eventlog", job_lines("good"))
+    write(logs / "run.eventlog.running", job_lines("run")[:4])
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[-1] == "1 job can be published; 1 note: check passed."
+
+
+def test_clean_dir_passes_without_problems(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "good.eventlog", job_lines("good"))
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 0
+    assert result.output == (
+        f"Checked 1 log in {logs}: 1 completed.\n"
+        "1 job can be published; no problems: check passed.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["bad.eventlog", "bin.eventlog", "cut.eventlog.gz", "prose.eventlog", "evil.eventlog"]
+)
+def test_each_damage_alone_fails(tmp_path: Path, name: str) -> None:
+    every = every_problem(tmp_path / "every")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / name).write_bytes((every / name).read_bytes())
+    write(logs / "good.eventlog", job_lines("good"))
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(name)
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        (
+            ["--event-log-dir", "{tmp}/missing"],
+            "Error: {tmp}/missing: event-log dir does not exist",
+        ),
+        (["--event-log-dir", "{tmp}/file"], "Error: {tmp}/file: event-log dir is not a directory"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, args: list[str], stderr: str) -> None:
+    (tmp_path / "file").write_text("x")
+    args = [a.format(tmp=tmp_path) for a in args]
+    result = CliRunner().invoke(cli, ["check", *args, "--format", "json"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == stderr.format(tmp=tmp_path) + "\n"
+
+
+def test_bad_option_exits_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--format", "xml"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--format'" in result.stderr
+
+
+def test_check_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = every_problem(tmp_path / "logs")
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in logs.iterdir()}
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 1
+    assert list(cwd.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "logs"]
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in logs.iterdir()} == before
+
+
+def test_every_problem_kind_has_a_severity() -> None:
+    assert set(SEVERITY) == set(ProblemKind)
+
+
+def test_bundled_examples_fail_on_their_damaged_log() -> None:
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "12 jobs can be published; 1 error, 1 note: check failed."
+    )
+
+
+def test_forward_compatible_records_are_no_problem(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = job_lines("fut")
+    lines.insert(1, record("AnEventKindFromTheFuture", {"x": 1}))
+    write(logs / "fut.eventlog", lines)
+    result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
+    assert result.exit_code == 0

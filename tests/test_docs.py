@@ -1,0 +1,163 @@
+"""The documented commands exist, and the GitHub Pages workflow runs against real logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from sitegen.cli import cli
+from sitegen.examples import EXAMPLE_LOG_DIR
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / "docs/github-pages-workflow.yml"
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+OPERATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "(", ")", "{", "}"}
+
+
+def sitegen_commands(script: str) -> list[list[str]]:
+    """Return the arguments of every ``sitegen`` invocation in a shell script or unit file."""
+    commands = []
+    for line in script.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            continue
+        for i, token in enumerate(tokens):
+            # `sitegen` where a command starts, `python -m sitegen`, or an executable path
+            # (`/opt/sitegen/bin/sitegen`, `ExecStart=/…/sitegen`) anywhere.
+            command_position = i == 0 or tokens[i - 1] in OPERATORS | {"-m"}
+            if (command_position and token == "sitegen") or token.endswith("/sitegen"):
+                args = []
+                for arg in tokens[i + 1 :]:
+                    if arg in OPERATORS:
+                        break
+                    args.append(arg)
+                if args and not args[0].startswith("#"):
+                    commands.append(args)
+    return commands
+
+
+def fenced_blocks(markdown: str) -> list[tuple[str, str]]:
+    """Return (language, body) of every fenced code block."""
+    return re.findall(r"^ *```(\w*)\n(.*?)^ *```", markdown, flags=re.M | re.S)
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    found = []
+    for doc in DOCUMENTS:
+        for lang, body in fenced_blocks(doc.read_text()):
+            if lang in ("sh", "ini", "bash", ""):
+                found += [(doc.name, c) for c in sitegen_commands(body)]
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            found += [(WORKFLOW.name, c) for c in sitegen_commands(step.get("run", ""))]
+    return found
+
+
+def test_docs_run_sitegen_commands() -> None:
+    where = {name for name, _ in documented_commands()}
+    assert {"README.md", "nginx.md", "github-pages-workflow.yml"} <= where
+
+
+@pytest.mark.parametrize(
+    ("where", "args"),
+    documented_commands(),
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_every_documented_command_and_option_exists(where: str, args: list[str]) -> None:
+    help_args = [args[0], "--help"] if not args[0].startswith("-") else ["--help"]
+    result = CliRunner().invoke(cli, help_args)
+    assert result.exit_code == 0, f"{where}: sitegen {' '.join(args)}: {result.output}"
+    for arg in args[1:]:
+        if arg.startswith("--"):
+            option = arg.split("=", 1)[0]
+            assert re.search(rf"(^|[\s,]){re.escape(option)}\b", result.output), (
+                f"{where}: `sitegen {args[0]}` has no option {option}"
+            )
+
+
+def load_workflow() -> dict[Any, Any]:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert isinstance(workflow, dict)
+    return workflow
+
+
+def test_workflow_is_a_pages_deployment() -> None:
+    workflow = load_workflow()
+    # YAML 1.1 reads the key `on` as True.
+    triggers = workflow.get("on", workflow.get(True))
+    assert {"push", "workflow_dispatch"} <= set(triggers)
+    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    uses = [s["uses"] for job in (build, deploy) for s in job["steps"] if "uses" in s]
+    assert all(re.fullmatch(r"actions/[a-z-]+@v\d+", u) for u in uses), uses
+    names = [u.split("@")[0] for u in uses]
+    assert names[-2:] == ["actions/upload-pages-artifact", "actions/deploy-pages"]
+    assert deploy["needs"] == "build"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    # Never the unrelated PyPI project of the same name.
+    assert workflow["env"]["SITEGEN"].startswith("sitegen @ ")
+    for step in build["steps"]:
+        if "run" in step:
+            check = subprocess.run(["bash", "-n", "-c", step["run"]], capture_output=True)
+            assert check.returncode == 0, (step["run"], check.stderr)
+
+
+def test_markdown_embeds_the_workflow_verbatim() -> None:
+    doc = (ROOT / "docs/github-pages.md").read_text()
+    yaml_blocks = [body for lang, body in fenced_blocks(doc) if lang == "yaml"]
+    assert yaml_blocks == [WORKFLOW.read_text()]
+
+
+def test_workflow_steps_build_what_they_upload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run the workflow's sitegen commands on the example logs, as the runner would."""
+    workflow = load_workflow()
+    env = {k: str(v) for k, v in workflow["env"].items()}
+    shutil.copytree(EXAMPLE_LOG_DIR, tmp_path / env["EVENT_LOG_DIR"])
+    monkeypatch.chdir(tmp_path)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    ran = 0
+    for step in workflow["jobs"]["build"]["steps"]:
+        script = step.get("run", "").replace("\\\n", " ")
+        for line in script.splitlines():
+            for args in sitegen_commands(line):
+                expanded = [os.path.expandvars(a) for a in args]
+                result = CliRunner().invoke(cli, expanded)
+                ran += 1
+                if result.exit_code != 0:
+                    # The example logs include a damaged one: only a step allowed to fail may.
+                    assert step.get("continue-on-error") is True, (args, result.output)
+                    assert result.exit_code == 1 and "error: malformed" in result.output
+                redirect = re.search(r"sitegen .*?>\s*(\S+)", line)
+                if redirect:
+                    Path(redirect.group(1)).write_text(result.stdout)
+    assert ran == 2
+    summary = json.loads(Path("build-summary.json").read_text())
+    assert summary["jobs_published"] == 12
+    uploads = {
+        s["uses"].split("@")[0]: s["with"]["path"]
+        for s in workflow["jobs"]["build"]["steps"]
+        if "with" in s and "path" in s["with"]
+    }
+    site = Path(uploads["actions/upload-pages-artifact"])
+    assert (site / "index.html").is_file() and (site / "api/jobs").is_file()
+    with tarfile.open(uploads["actions/upload-artifact"]) as tar:
+        assert "api/jobs" in tar.getnames()
+    assert summary["archive"]["path"] == uploads["actions/upload-artifact"]
