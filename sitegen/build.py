@@ -26,10 +26,11 @@ from sitegen.model import (
     ProblemKind,
     RunningJob,
 )
-from sitegen.pages import PageRenderer
+from sitegen.pages import SITE_TITLE, PageRenderer
 from sitegen.writer import Publication, SiteWriter
 
 PARTS_DIR = ".parts"
+NOTES_DIR = "notes"  # <log dir>/notes/<job_id>.md adds an operator note to a job page
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class BuildOptions:
     output: Path
     strict: bool = False
     workers: int | None = None
+    pages_dir: Path | None = None
+    templates_dir: Path | None = None
+    robots: bool = False
+    title: str = SITE_TITLE
 
 
 @dataclass
@@ -265,7 +270,13 @@ def build(options: BuildOptions) -> BuildReport:
     publication = Publication(options.output)
     staging = publication.open()
     try:
-        pages = PageRenderer()
+        pages = PageRenderer(
+            options.templates_dir,
+            title=options.title,
+            robots=options.robots,
+            pages_dir=options.pages_dir,
+            notes_dir=options.log_dir / NOTES_DIR,
+        )
         outcomes = map_logs(logs, staging, pages, options.workers)
         resolve_duplicates(outcomes)
         writer = SiteWriter(staging)
