@@ -88,10 +88,12 @@ def timestamp_ms(ms: int | None) -> str:
 
 def clock(ms: int | None) -> str:
     """Return the UTC time of day ``00:05:12.345Z`` (ISO 8601, for dense task tables)."""
-    moment = _utc(ms or 0)
-    if moment is None:
+    if ms is None or ms <= 0:
         return NONE
-    return moment.strftime("%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # Plain arithmetic: this runs once per task cell, and datetime is ten times slower.
+    seconds, millis = divmod(ms % 86_400_000, 1000)
+    minutes, second = divmod(seconds, 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:{second:02d}.{millis:03d}Z"
 
 
 def percent(part: int, whole: int) -> str:

@@ -32,11 +32,12 @@ class StageInfo:
     graph: dotgraph.StageGraph | None
     task_ends: list[TaskEnd] = field(default_factory=list)
 
-    @property
-    def failed_tasks(self) -> int:
-        """Count failed attempts (from TaskEnd records, else from the summary)."""
+    failed_tasks: int = 0
+
+    def __post_init__(self) -> None:
+        """Count failed attempts once (from TaskEnd records, else from the summary)."""
         ends = sum(1 for t in self.task_ends if payload.task_status(t.status).failed)
-        return ends or sum(1 for t in self.stage.tasks if t.status.failed)
+        self.failed_tasks = ends or sum(1 for t in self.stage.tasks if t.status.failed)
 
 
 @dataclass(frozen=True)
@@ -89,23 +90,26 @@ class TaskIndex:
         return candidates[0] if len(candidates) == 1 else None
 
 
-def _num_cell(value: int | None, text: str | None = None) -> str:
-    """Return a right-aligned cell with its raw value for sorting."""
+def _sorted_cell(value: int | None, text: str) -> str:
+    """Return a cell showing ``text`` that sorts by ``value``."""
     if value is None:
-        return f'<td class="num">{NONE}</td>'
-    shown = esc(text) if text is not None else f"{value:,}"
-    return f'<td class="num" data-v="{value}">{shown}</td>'
+        return f"<td>{NONE}</td>"
+    return f'<td data-v="{value}">{text}</td>'
 
 
 def _rows_cell(value: int | None) -> str:
     """Return a row-count cell: ``1.5M`` shown, the exact count on hover and for sorting."""
     if value is None:
-        return f'<td class="num">{NONE}</td>'
-    return f'<td class="num" data-v="{value}" title="{value:,}">{rows(value)}</td>'
+        return f"<td>{NONE}</td>"
+    return f'<td data-v="{value}" title="{value:,}">{rows(value)}</td>'
 
 
 def task_rows(stage: StageInfo, index: TaskIndex) -> Markup:
-    """Return the ``<tr>`` rows of a stage's task table, built as one string (fast)."""
+    """Return the ``<tr>`` rows of a stage's task table, built as one string (fast).
+
+    Cells carry no classes: the stylesheet right-aligns the numeric columns of
+    ``table.tasks`` by position, which keeps 800-task pages small.
+    """
     sid = payload.as_int(stage.stage.stage_id)
     out = []
     for task in stage.stage.tasks:
@@ -113,15 +117,13 @@ def task_rows(stage: StageInfo, index: TaskIndex) -> Markup:
         executor = esc(end.executor_id) if end is not None else NONE
         word = task.status.word
         out.append(
-            f'<tr class="{"failed" if task.status.failed else ""}">'
-            f"{_num_cell(task.id)}"
+            f"{'<tr class=failed>' if task.status.failed else '<tr>'}"
+            f"<td>{NONE if task.id is None else task.id}</td>"
             f'<td><span class="badge {status_class(word)}">{esc(word)}</span></td>'
-            f'<td class="num">{esc(task.partitions) or NONE}</td>'
+            f"<td>{esc(task.partitions) or NONE}</td>"
             f"<td>{executor}</td>"
-            f"{_num_cell(task.launch, clock(task.launch))}"
-            f"{_num_cell(task.start, clock(task.start))}"
-            f"{_num_cell(task.end, clock(task.end))}"
-            f"{_num_cell(task.duration, duration(task.duration))}"
+            f"<td>{clock(task.launch)}</td><td>{clock(task.start)}</td><td>{clock(task.end)}</td>"
+            f"{_sorted_cell(task.duration, duration(task.duration))}"
             f"{_rows_cell(task.input_rows)}{_rows_cell(task.output_rows)}</tr>"
         )
     return Markup("\n".join(out))

@@ -25,6 +25,8 @@ def decode(raw: bytes | msgspec.Raw) -> Any:
 
 def as_int(value: Any) -> int | None:
     """Return ``value`` as an int when it plainly is one (int, float, numeric string)."""
+    if type(value) is int:
+        return value
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -62,10 +64,13 @@ class TaskStatus:
         return self.word == "Failed"
 
 
+_PLAIN = {w: TaskStatus(w) for w in ("Successful", "Running", "Failed")}
+
+
 def task_status(value: Any) -> TaskStatus:
     """Read ``"Successful"``, ``{"Failed": {"reason": …, "error": …}}`` or ``{"Failed": "…"}``."""
     if isinstance(value, str):
-        return TaskStatus(value)
+        return _PLAIN.get(value) or TaskStatus(value)
     if isinstance(value, dict) and len(value) == 1:
         word, detail = next(iter(value.items()))
         if isinstance(detail, dict):
