@@ -54,3 +54,21 @@ def test_odd_ids_round_trip_through_links(odd_site: Path) -> None:
             if "/stages/" in link
         ]
         assert stage_links and all(quote(job_id, safe="") in link for link in stage_links)
+
+
+def test_jobs_list_is_paginated(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(53):
+        spec = JobSpec(job_id=f"job{n:03d}", job_name="q", stages=1, tasks_per_stage=1)
+        spec.start_ms = BASE_TIME_MS + n * 1000
+        write_log(logs, spec, seed=n)
+    build(BuildOptions(log_dir=logs, output=tmp_path / "site", workers=1))
+    site = tmp_path / "site"
+    first, second = site / "index.html", site / "list" / "2" / "index.html"
+    assert first.read_text().count('href="jobs/job') == 50
+    assert "job052" in first.read_text()  # newest first
+    assert second.read_text().count('href="../../jobs/job') == 3
+    assert "list/2/index.html" in parse(first).links
+    assert not (site / "list" / "3").exists()
+    assert broken_links(site) == []
