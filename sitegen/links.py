@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import PurePosixPath
+from urllib.parse import quote
 
 from sitegen import urls
 from sitegen.layout import Body
@@ -24,8 +25,10 @@ class Linker:
         return self(urls.jobs_list(page))
 
     def job(self, job_id: str, fragment: str = "") -> str:
-        """Return the link to a job's page."""
-        return self(urls.job_page(job_id), fragment)
+        """Return the link to a job's page (the same as ``self(urls.job_page(job_id))``)."""
+        # Spelled out because the jobs list calls it once per job: no PurePosixPath per link.
+        link = f"{self.root}{urls.JOBS_DIR}/{quote(job_id, safe='')}/{urls.INDEX}"
+        return f"{link}#{fragment}" if fragment else link
 
     def stage(self, job_id: str, segment: str) -> str:
         """Return the link to a stage's page."""

@@ -28,25 +28,30 @@ JOBS_PER_EXECUTOR = 50
 
 @dataclass
 class ExecutorRow:
-    """One executor across the whole site."""
+    """One executor across the whole site; ``jobs`` keeps only the newest few."""
 
     executor_id: str
     tasks: int = 0
     failed: int = 0
     busy_ms: int = 0
+    job_count: int = 0
     jobs: list[tuple[JobSummary, int, int, int]] = field(default_factory=list)
 
 
-def executor_rows(jobs: list[JobSummary]) -> list[ExecutorRow]:
-    """Aggregate every job's per-executor stats (jobs newest first within each)."""
+def executor_rows(jobs: list[JobSummary], keep: int) -> list[ExecutorRow]:
+    """Aggregate every job's per-executor stats; ``jobs`` must be newest first."""
     rows: dict[str, ExecutorRow] = {}
     for job in jobs:
         for executor, stats in job.executors.items():
-            row = rows.setdefault(executor, ExecutorRow(executor))
+            row = rows.get(executor)
+            if row is None:
+                row = rows[executor] = ExecutorRow(executor)
             row.tasks += stats.tasks
             row.failed += stats.failed
             row.busy_ms += stats.busy_ms
-            row.jobs.append((job, stats.tasks, stats.failed, stats.busy_ms))
+            row.job_count += 1
+            if row.job_count <= keep:
+                row.jobs.append((job, stats.tasks, stats.failed, stats.busy_ms))
     return [rows[k] for k in sorted(rows)]
 
 
@@ -190,8 +195,7 @@ class PageRenderer:
             self.render(
                 "executors.html",
                 urls.EXECUTORS,
-                executors=executor_rows(ordered),
-                per_executor=JOBS_PER_EXECUTOR,
+                executors=executor_rows(ordered, JOBS_PER_EXECUTOR),
             ),
         )
         writer.write(urls.PROBLEMS, self.render("problems.html", urls.PROBLEMS, problems=problems))
