@@ -37,7 +37,7 @@ class StageInfo:
     def __post_init__(self) -> None:
         """Count failed attempts once (from TaskEnd records, else from the summary)."""
         ends = sum(1 for t in self.task_ends if payload.task_status(t.status).failed)
-        self.failed_tasks = ends or sum(1 for t in self.stage.tasks if t.status.failed)
+        self.failed_tasks = ends or sum(1 for t in self.stage.task_list if t.state.failed)
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,12 @@ class TaskIndex:
             return None
         candidates = self.by_id.get((stage_id, task.id), []) if task.id is not None else []
         for cand in candidates:
-            if cand.start_exec_time == task.start and cand.end_exec_time == task.end:
+            if (
+                cand.start_exec_time == task.start_exec_time
+                and cand.end_exec_time == task.end_exec_time
+            ):
                 return cand
-        by_time = self.by_time.get((stage_id, task.start, task.end))
+        by_time = self.by_time.get((stage_id, task.start_exec_time, task.end_exec_time))
         if by_time is not None:
             return by_time
         return candidates[0] if len(candidates) == 1 else None
@@ -112,17 +115,19 @@ def task_rows(stage: StageInfo, index: TaskIndex) -> Markup:
     """
     sid = payload.as_int(stage.stage.stage_id)
     out = []
-    for task in stage.stage.tasks:
+    for task in stage.stage.task_list:
         end = index.find(sid, task)
         executor = esc(end.executor_id) if end is not None else NONE
-        word = task.status.word
+        state = task.state
+        word = state.word
         out.append(
-            f"{'<tr class=failed>' if task.status.failed else '<tr>'}"
+            f"{'<tr class=failed>' if state.failed else '<tr>'}"
             f"<td>{NONE if task.id is None else task.id}</td>"
             f'<td><span class="badge {status_class(word)}">{esc(word)}</span></td>'
             f"<td>{esc(task.partitions) or NONE}</td>"
             f"<td>{executor}</td>"
-            f"<td>{clock(task.launch)}</td><td>{clock(task.start)}</td><td>{clock(task.end)}</td>"
+            f"<td>{clock(task.launch_time)}</td><td>{clock(task.start_exec_time)}</td>"
+            f"<td>{clock(task.end_exec_time)}</td>"
             f"{_sorted_cell(task.duration, duration(task.duration))}"
             f"{_rows_cell(task.input_rows)}{_rows_cell(task.output_rows)}</tr>"
         )
@@ -151,9 +156,10 @@ def failures(stage: StageInfo) -> list[Failure]:
             found.append(
                 Failure(t.task_id, t.executor_id, t.start_exec_time, status.reason, status.error)
             )
-    for s in stage.stage.tasks:
-        if s.status.failed and (s.start, s.end) not in seen:
-            found.append(Failure(s.id, "", s.start, s.status.reason, s.status.error))
+    for s in stage.stage.task_list:
+        state = s.state
+        if state.failed and (s.start_exec_time, s.end_exec_time) not in seen:
+            found.append(Failure(s.id, "", s.start_exec_time, state.reason, state.error))
     return found
 
 
@@ -265,7 +271,7 @@ def stage_pictures(info: StageInfo, job_id: str) -> tuple[Markup, Markup]:
     graph = ""
     if info.graph is not None and info.graph.operators:
         graph = dag.operator_graph(info.graph, f"Operators of stage {info.stage.stage_id}")
-    durations = [t.duration for t in info.stage.tasks if t.duration is not None and t.duration >= 0]
+    durations = [d for d in (t.duration for t in info.stage.task_list) if d is not None and d >= 0]
     if not durations:
         durations = [max(0, t.end_exec_time - t.start_exec_time) for t in info.task_ends]
     hist = histogram.histogram(

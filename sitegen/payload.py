@@ -7,7 +7,7 @@ Ballista releases (``partition_id`` int or list, ``Failed`` gaining fields).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -81,86 +81,131 @@ def task_status(value: Any) -> TaskStatus:
     return TaskStatus("Unknown")
 
 
-@dataclass(frozen=True)
-class Percentiles:
+class Percentiles(msgspec.Struct, frozen=True):
     """min / p25 / median / p75 / max of a per-task quantity."""
 
-    values: tuple[int | None, ...]
+    min: int | None = None
+    p25: int | None = None
+    median: int | None = None
+    p75: int | None = None
+    max: int | None = None
+
+    @property
+    def values(self) -> tuple[int | None, ...]:
+        """Return the five values in ``PERCENTILE_KEYS`` order."""
+        return (self.min, self.p25, self.median, self.p75, self.max)
 
 
 def percentiles(value: Any) -> Percentiles | None:
-    """Read a percentile object; None when absent."""
+    """Read a percentile object leniently; None when absent."""
     if not isinstance(value, dict):
         return None
-    return Percentiles(tuple(as_int(value.get(k)) for k in PERCENTILE_KEYS))
+    return Percentiles(*(as_int(value.get(k)) for k in PERCENTILE_KEYS))
 
 
-@dataclass(frozen=True)
-class TaskSummary:
-    """One row of a stage's task list."""
+class TaskSummary(msgspec.Struct, frozen=True):
+    """One row of a stage's task list (field names as in the payload)."""
 
-    id: int | None
-    status: TaskStatus
-    partitions: str
-    scheduled: int | None
-    launch: int | None
-    start: int | None
-    end: int | None
-    duration: int | None
-    finish: int | None
-    input_rows: int | None
-    output_rows: int | None
+    id: int | None = None
+    status: Any = None
+    partition_id: int | list[int] | None = None
+    scheduled_time: int | None = None
+    launch_time: int | None = None
+    start_exec_time: int | None = None
+    end_exec_time: int | None = None
+    exec_duration: int | None = None
+    finish_time: int | None = None
+    input_rows: int | None = None
+    output_rows: int | None = None
 
+    @property
+    def state(self) -> TaskStatus:
+        """Return the status, whatever shape it was written in."""
+        return task_status(self.status)
 
-def _partitions(value: Any) -> str:
-    """Show ``partition_id`` whether it is an int (older logs) or a list of ints."""
-    if isinstance(value, list):
-        return ", ".join(as_str(v) or "?" for v in value)
-    return as_str(value) or ""
+    @property
+    def partitions(self) -> str:
+        """Show ``partition_id`` whether it is an int (older logs) or a list of ints."""
+        value = self.partition_id
+        if isinstance(value, list):
+            return ", ".join(map(str, value))
+        return "" if value is None else str(value)
+
+    @property
+    def duration(self) -> int | None:
+        """Return ``exec_duration``, else end minus start."""
+        if self.exec_duration is not None:
+            return self.exec_duration
+        if self.start_exec_time is not None and self.end_exec_time is not None:
+            return self.end_exec_time - self.start_exec_time
+        return None
 
 
 def task_summary(value: Any) -> TaskSummary | None:
-    """Read one TaskSummary; None when it is not an object."""
+    """Read one TaskSummary leniently; None when it is not an object."""
     if not isinstance(value, dict):
         return None
-    start = as_int(value.get("start_exec_time"))
-    end = as_int(value.get("end_exec_time"))
-    duration = as_int(value.get("exec_duration"))
-    if duration is None and start is not None and end is not None:
-        duration = end - start
+    parts = value.get("partition_id")
+    if isinstance(parts, list):
+        partition_id: int | list[int] | None = [p for p in map(as_int, parts) if p is not None]
+    else:
+        partition_id = as_int(parts)
     return TaskSummary(
         id=as_int(value.get("id")),
-        status=task_status(value.get("status")),
-        partitions=_partitions(value.get("partition_id")),
-        scheduled=as_int(value.get("scheduled_time")),
-        launch=as_int(value.get("launch_time")),
-        start=start,
-        end=end,
-        duration=duration,
-        finish=as_int(value.get("finish_time")),
+        status=value.get("status"),
+        partition_id=partition_id,
+        scheduled_time=as_int(value.get("scheduled_time")),
+        launch_time=as_int(value.get("launch_time")),
+        start_exec_time=as_int(value.get("start_exec_time")),
+        end_exec_time=as_int(value.get("end_exec_time")),
+        exec_duration=as_int(value.get("exec_duration")),
+        finish_time=as_int(value.get("finish_time")),
         input_rows=as_int(value.get("input_rows")),
         output_rows=as_int(value.get("output_rows")),
     )
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One QueryStageSummary."""
+class Stage(msgspec.Struct):
+    """One QueryStageSummary (field names as in the payload)."""
 
-    stage_id: str
-    status: str
-    input_rows: int | None
-    output_rows: int | None
-    elapsed_compute: str | None
-    plan: str | None
-    duration_percentiles: Percentiles | None
-    input_percentiles: Percentiles | None
-    tasks: list[TaskSummary] = field(default_factory=list)
+    stage_id: str = ""
+    stage_status: str = "Unknown"
+    input_rows: int | None = None
+    output_rows: int | None = None
+    elapsed_compute: str | None = None
+    stage_plan: str | None = None
+    task_duration_percentiles: Percentiles | None = None
+    task_input_percentiles: Percentiles | None = None
+    tasks: list[TaskSummary] | None = None
+
+    @property
+    def task_list(self) -> list[TaskSummary]:
+        """Return the tasks (an absent list is empty)."""
+        return self.tasks or []
+
+
+class _Stages(msgspec.Struct):
+    """The stages payload in its current shape: the fast, typed path."""
+
+    stages: list[Stage]
+
+
+_STAGES_DECODER = msgspec.json.Decoder(_Stages)
 
 
 def stages(raw: bytes | msgspec.Raw) -> list[Stage]:
-    """Read the stages payload: ``{"stages": [...]}`` (a bare list is accepted too)."""
-    data = decode(raw)
+    """Read the stages payload: typed when it has today's shape, leniently otherwise."""
+    try:
+        found = _STAGES_DECODER.decode(bytes(raw)).stages
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _lenient_stages(decode(raw))
+    for n, stage in enumerate(found, 1):
+        stage.stage_id = stage.stage_id or str(n)
+    return found
+
+
+def _lenient_stages(data: Any) -> list[Stage]:
+    """Read ``{"stages": [...]}`` (or a bare list) of any shape, coercing field by field."""
     items = data.get("stages") if isinstance(data, dict) else data
     if not isinstance(items, list):
         return []
@@ -172,13 +217,13 @@ def stages(raw: bytes | msgspec.Raw) -> list[Stage]:
         result.append(
             Stage(
                 stage_id=as_str(item.get("stage_id")) or str(n),
-                status=as_str(item.get("stage_status")) or "Unknown",
+                stage_status=as_str(item.get("stage_status")) or "Unknown",
                 input_rows=as_int(item.get("input_rows")),
                 output_rows=as_int(item.get("output_rows")),
                 elapsed_compute=as_str(item.get("elapsed_compute")),
-                plan=as_str(item.get("stage_plan")),
-                duration_percentiles=percentiles(item.get("task_duration_percentiles")),
-                input_percentiles=percentiles(item.get("task_input_percentiles")),
+                stage_plan=as_str(item.get("stage_plan")),
+                task_duration_percentiles=percentiles(item.get("task_duration_percentiles")),
+                task_input_percentiles=percentiles(item.get("task_input_percentiles")),
                 tasks=[t for t in map(task_summary, tasks if isinstance(tasks, list) else []) if t],
             )
         )

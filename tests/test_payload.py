@@ -35,15 +35,15 @@ def test_stages_tolerate_old_new_and_unknown_shapes() -> None:
     )
     stages = payload.stages(raw)
     assert [s.stage_id for s in stages] == ["1", "2"]
-    tasks = stages[0].tasks
+    tasks = stages[0].task_list
     assert [t.partitions for t in tasks[:2]] == ["3", "4, 5"]
-    assert tasks[2].status == payload.TaskStatus("Failed", "R", "E")
+    assert tasks[2].state == payload.TaskStatus("Failed", "R", "E")
     assert tasks[2].duration == 15
-    assert tasks[3].id == 3 and tasks[3].status.error == "plain message"
-    assert tasks[4].status.word == "SomethingNew" and tasks[4].id is None
+    assert tasks[3].id == 3 and tasks[3].state.error == "plain message"
+    assert tasks[4].state.word == "SomethingNew" and tasks[4].id is None
     assert len(tasks) == 5
-    assert stages[1].status == "Unknown" and stages[1].tasks == []
-    assert stages[1].duration_percentiles == payload.Percentiles((1, None, None, None, None))
+    assert stages[1].stage_status == "Unknown" and stages[1].task_list == []
+    assert stages[1].task_duration_percentiles == payload.Percentiles(min=1)
 
 
 def test_unreadable_payloads_give_empty_views() -> None:
@@ -61,3 +61,13 @@ def test_coercions() -> None:
     assert payload.as_int(float("nan")) is None
     assert payload.as_str(3) == "3" and payload.as_str([1]) is None
     assert payload.task_status(None).word == "Unknown"
+
+
+def test_todays_shape_takes_the_typed_path() -> None:
+    raw = msgspec.json.encode(
+        {"stages": [{"stage_id": "7", "stage_status": "Running", "extra": 1,
+                     "tasks": [{"id": 1, "status": "Running", "partition_id": 2, "new": []}]}]}
+    )  # fmt: skip
+    (stage,) = payload.stages(raw)
+    assert stage.stage_id == "7" and stage.task_list[0].partitions == "2"
+    assert stage.task_list[0].duration is None
