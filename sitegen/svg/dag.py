@@ -54,12 +54,12 @@ def _flow_order(stage: StageGraph) -> list[str]:
     return order
 
 
-def _svg(layout: Layout, label: str, body: list[str], css_class: str) -> str:
+def _svg(layout: Layout, label: str, body: list[str], css_class: str, role: str) -> str:
     """Wrap drawn parts into a scalable ``<svg>`` element."""
     width, height = num(layout.width), num(layout.height)
     return (
         f'<svg class="{css_class}" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" aria-label="{esc(label)}" '
+        f'height="{height}" role="{role}" aria-label="{esc(label)}" '
         f'xmlns="http://www.w3.org/2000/svg">{"".join(body)}</svg>'
     )
 
@@ -102,7 +102,8 @@ def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
         if link:
             parts = [f'<a href="{esc(link)}">', *parts, "</a>"]
         body.extend(parts)
-    return _svg(layout, title, body, "dag")
+    # "group", not "img": an image role would hide the stage links from assistive technology.
+    return _svg(layout, title, body, "dag", "group")
 
 
 def operator_graph(stage: StageGraph, title: str) -> str:
@@ -138,4 +139,4 @@ def operator_graph(stage: StageGraph, title: str) -> str:
                 f"{esc(line)}</text>"
             )
         body.append("</g>")
-    return _svg(layout, title, body, "dag ops")
+    return _svg(layout, title, body, "dag ops", "img")
