@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 import http.server
+import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +16,7 @@ from typing import Any
 import pytest
 from conftest import require
 
+from sitegen import hosting
 from sitegen.build import BuildOptions, build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 
@@ -66,6 +70,49 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def nginx_root(served: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Serve the same site at the root of a real nginx, with the config sitegen generates."""
+    nginx = require("nginx")
+    _, site = served
+    tmp = tmp_path_factory.mktemp("nginx")
+    port = _free_port()
+    temps = "".join(
+        f"  {kind}_temp_path {tmp / kind};\n"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    conf = tmp / "nginx.conf"
+    conf.write_text(
+        # user root: the pytest tmp dirs are private to root, and nginx workers drop to nobody.
+        f"user root;\ndaemon off;\npid {tmp / 'nginx.pid'};\nerror_log {tmp / 'error.log'};\n"
+        f"events {{}}\nhttp {{\n  access_log off;\n{temps}"
+        + hosting.nginx(site.resolve(), f"127.0.0.1:{port}")
+        + "}\n"
+    )
+    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(tmp)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"nginx did not start: {proc.communicate()[1].decode()}")
+            time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -221,6 +268,21 @@ def test_hostile_job_name_is_text(served: tuple[str, Path], watched: Watched, sc
     page.goto(page.url.rsplit("/", 1)[0] + "/stages/1/index.html")
     assert XSS_NAME in page.locator(".crumbs").inner_text()
     _shoot(page, f"xss-{scheme}")
+    watched.clean()
+
+
+def test_pages_at_the_root_of_nginx(nginx_root: str, watched: Watched) -> None:
+    page = watched.page
+    page.goto(nginx_root)  # the directory index, as a visitor types it
+    assert page.locator("table.jobs tbody tr").count() == 13
+    page.locator(f'a[href="jobs/{FAILED_JOB}/index.html"]').click()
+    page.wait_for_load_state()
+    assert page.locator("svg.dag .dag-node").count() == 5
+    assert page.locator("svg.timeline rect.tl-bar").count() == 89
+    page.locator("table.stages tbody th a").first.click()
+    page.wait_for_load_state()
+    assert page.locator("table.tasks tbody tr").count() == 16
+    _shoot(page, "stage-nginx")
     watched.clean()
 
 
