@@ -173,12 +173,12 @@ def build_stages(read: LogRead, graph: dotgraph.JobGraph) -> list[StageInfo]:
     for task in read.tasks:
         ends[task.stage_id].append(task)
     infos = []
-    for n, stage in enumerate(stages):
+    for n, (stage, segment) in enumerate(zip(stages, segments, strict=True)):
         sid = payload.as_int(stage.stage_id)
         infos.append(
             StageInfo(
                 stage=stage,
-                segment=segments[stage.stage_id],
+                segment=segment,
                 colour=n,
                 graph=by_cluster.get(stage.stage_id),
                 task_ends=ends.get(sid, []) if sid is not None else [],
@@ -224,7 +224,9 @@ def job_page(
     graph = dotgraph.parse(end.dot)
     infos = build_stages(read, graph)
     link = Linker(page)
-    stage_links = {i.stage.stage_id: link.stage(summary.job_id, i.segment) for i in infos}
+    stage_links: dict[str, str] = {}
+    for info in infos:  # a repeated stage id links to its first stage page
+        stage_links.setdefault(info.stage.stage_id, link.stage(summary.job_id, info.segment))
     colours = colour_map(infos, read.tasks)
     dag_svg = (
         dag.stage_dag(graph, stage_links, f"Stage DAG of job {summary.job_id}")

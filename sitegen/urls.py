@@ -65,18 +65,16 @@ def api_file(template: str, body: Body, **segments: str) -> PurePosixPath:
     return endpoint_dir(template, **segments) / body.value
 
 
-def stage_segments(stage_ids: list[str]) -> dict[str, str]:
-    """Return a unique, safe directory name per stage id (ids are untrusted strings)."""
+def stage_segments(stage_ids: list[str]) -> list[str]:
+    """Return a safe directory name per stage, unique even when ids repeat (ids are untrusted)."""
     taken: set[str] = set()
-    result: dict[str, str] = {}
+    result = []
     for n, stage_id in enumerate(stage_ids, 1):
-        if stage_id in result:
-            continue
         segment = stage_id if _PLAIN_SEGMENT.match(stage_id) else f"stage-{n}"
         while segment in taken:
             segment += f"-{n}"
         taken.add(segment)
-        result[stage_id] = segment
+        result.append(segment)
     return result
 
 

@@ -72,3 +72,23 @@ def test_jobs_list_is_paginated(tmp_path: Path) -> None:
     assert "list/2/index.html" in parse(first).links
     assert not (site / "list" / "3").exists()
     assert broken_links(site) == []
+
+
+def test_hostile_payload_shapes_still_publish(tmp_path: Path) -> None:
+    # Repeated and path-like stage ids, a stage list of the wrong type for a field, and a DOT
+    # that is not Ballista's: the job page and one page per stage are written all the same.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = write_log(logs, JobSpec(job_id="odd", job_name="odd", stages=3, tasks_per_stage=2), 1)
+    lines = path.read_bytes().splitlines(keepends=True)
+    end = lines[-1].replace(b'"stage_id":"2"', b'"stage_id":"1"')
+    end = end.replace(b'"stage_id":"3"', b'"stage_id":"../../x"')
+    end = end.replace(
+        b'"dot":"digraph G {', b'"dot":"strict digraph { x -> y; subgraph cluster_q {'
+    )
+    path.write_bytes(b"".join([*lines[:-1], end]))
+    report = build(BuildOptions(log_dir=logs, output=tmp_path / "site", workers=1))
+    assert report.published == 1
+    stages = sorted(p.parent.name for p in (tmp_path / "site/jobs/odd/stages").glob("*/index.html"))
+    assert stages == ["1", "1-2", "stage-3"]
+    assert broken_links(tmp_path / "site") == []

@@ -86,9 +86,9 @@ def _task(
 
 def test_timeline_has_a_lane_per_executor_and_a_bar_per_task() -> None:
     tasks = [
-        _task(1, 0, "e1", 0, 100),
-        _task(1, 1, "e1", 50, 150),  # overlaps: gets its own row
-        _task(2, 0, "e<2>", 100, 300, failed=True),
+        _task(1, 0, "e1", 1000, 1100),
+        _task(1, 1, "e1", 1050, 1150),  # overlaps: gets its own row
+        _task(2, 0, "e<2>", 1100, 1300, failed=True),
     ]
     svg = timeline.timeline(tasks, lambda s: s, lambda e: f"lane-{len(e)}", "t")
     root = ET.fromstring(svg)
@@ -100,6 +100,7 @@ def test_timeline_has_a_lane_per_executor_and_a_bar_per_task() -> None:
     assert "failed" in (bars[2].get("class") or "")
     assert "e&lt;2&gt;" in svg
     assert timeline.timeline([], lambda s: s, str, "t") == ""
+    assert timeline.timeline([_task(1, 0, "e", 0, 0)], lambda s: s, str, "t") == ""
 
 
 def test_histogram() -> None:

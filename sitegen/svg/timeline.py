@@ -58,6 +58,9 @@ def timeline(
     title: str,
 ) -> str:
     """Return the timeline SVG; empty string when there are no task records."""
+    # A record without an execution start (0: never ran) has no bar, and must not stretch
+    # the time axis back to 1970.
+    tasks = [t for t in tasks if t.start_exec_time > 0]
     if not tasks:
         return ""
     t0 = min(t.start_exec_time for t in tasks)
