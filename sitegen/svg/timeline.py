@@ -93,12 +93,10 @@ def timeline(
             cls = f"tl-bar c{colour_of(task.stage_id) % COLOURS}"
             if status.failed:
                 cls += " failed"
-            tip = (
-                f"Task {task.task_id} · stage {task.stage_id} · {executor}\n"
-                f"{duration(end - start)} · {status.word}"
-            )
-            if status.failed and (status.reason or status.error):
-                tip += f": {status.reason} {status.error}".rstrip()
+            # Short: the lane already names the executor, and there is one tip per task.
+            tip = f"Task {task.task_id} · stage {task.stage_id} · {duration(end - start)}"
+            if status.word != "Successful":
+                tip += f"\n{status.word}: {status.reason} {status.error}".rstrip(": ")
             body.append(
                 f'<rect class="{cls}" x="{num(GUTTER + (start - t0) * scale)}" '
                 f'y="{num(y + LANE_PAD + row * PITCH)}" '
