@@ -115,16 +115,27 @@ def task_rows(stage: StageInfo, index: TaskIndex) -> Markup:
     """
     sid = payload.as_int(stage.stage.stage_id)
     out = []
+    # Executors and statuses repeat across thousands of rows: escape each once.
+    executors: dict[str, str] = {}
+    badges: dict[str, str] = {}
     for task in stage.stage.task_list:
         end = index.find(sid, task)
-        executor = esc(end.executor_id) if end is not None else NONE
+        executor = NONE
+        if end is not None:
+            executor = executors.get(end.executor_id) or executors.setdefault(
+                end.executor_id, esc(end.executor_id)
+            )
         state = task.state
-        word = state.word
+        badge = badges.get(state.word)
+        if badge is None:
+            badge = badges[state.word] = (
+                f'<span class="badge {status_class(state.word)}">{esc(state.word)}</span>'
+            )
         out.append(
             f"{'<tr class=failed>' if state.failed else '<tr>'}"
             f"<td>{NONE if task.id is None else task.id}</td>"
-            f'<td><span class="badge {status_class(word)}">{esc(word)}</span></td>'
-            f"<td>{esc(task.partitions) or NONE}</td>"
+            f"<td>{badge}</td>"
+            f"<td>{task.partitions or NONE}</td>"  # digits and commas only: nothing to escape
             f"<td>{executor}</td>"
             f"<td>{clock(task.launch_time)}</td><td>{clock(task.start_exec_time)}</td>"
             f"<td>{clock(task.end_exec_time)}</td>"
