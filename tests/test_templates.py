@@ -106,3 +106,10 @@ def test_build_options_defaults_keep_the_shipped_look(tmp_path: Path) -> None:
     assert options.robots is False and options.title == "Ballista job history"
     report = build(options)
     assert report.published == 12
+
+
+def test_cli_default_title_matches_the_renderer() -> None:
+    from sitegen import cli as cli_module
+    from sitegen import pages
+
+    assert cli_module.SITE_TITLE == pages.SITE_TITLE
