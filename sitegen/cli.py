@@ -20,6 +20,13 @@ LOG_DIR_HELP = (
     "[default: the bundled example logs]"
 )
 OUTPUT_HELP = "Directory to publish the site into (replaced atomically)."
+SITE_TITLE = "Ballista job history"  # the same default as sitegen.pages (kept import-light)
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+PAGES_HELP = "Directory of Markdown pages (*.md) to render into the site and its navigation."
+TEMPLATES_HELP = (
+    "Directory whose templates (and static/ files) replace the shipped ones of the same name."
+)
+ROBOTS_HELP = "Let search engines index the pages. [default: --no-robots, every page says noindex]"
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
@@ -38,6 +45,14 @@ def cli() -> None:
 
 def log_options(f: Callable[..., None]) -> Callable[..., None]:
     """Add the options that choose what is built and where (shared by build and serve)."""
+    f = click.option("--robots/--no-robots", default=False, help=ROBOTS_HELP)(f)
+    f = click.option(
+        "--title", default=SITE_TITLE, show_default=True, help="Site title in every header."
+    )(f)
+    f = click.option("--templates", "templates_dir", type=_DIR, default=None, help=TEMPLATES_HELP)(
+        f
+    )
+    f = click.option("--pages", "pages_dir", type=_DIR, default=None, help=PAGES_HELP)(f)
     f = click.option(
         "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
     )(f)
@@ -96,6 +111,7 @@ def build_command(
     Example:
         sitegen build --event-log-dir /var/log/ballista --output site
         sitegen build --event-log-dir logs --output site --archive site.tar.gz
+        sitegen build --pages runbooks/ --templates my-theme/ --title "Prod history"
     """
     from sitegen.pipeline import build
     from sitegen.progress import ProgressBar

@@ -2,53 +2,169 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
 
+from sitegen import formatting, urls
 from sitegen.eventlog.reader import LogRead
+from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
+from sitegen.links import Linker
+from sitegen.markdown_pages import OperatorPage, discover_pages, note_for
+from sitegen.markdown_pages import render as render_md
 from sitegen.model import JobSummary, Problem, RunningJob
+from sitegen.payload import PERCENTILE_KEYS
+from sitegen.svg.text import status_class
 from sitegen.templates import default_template_dir, environment
 from sitegen.writer import SiteWriter
 
 SITE_TITLE = "Ballista job history"
+JOBS_PER_EXECUTOR = 50
+
+
+@dataclass
+class ExecutorRow:
+    """One executor across the whole site; ``jobs`` keeps only the newest few."""
+
+    executor_id: str
+    tasks: int = 0
+    failed: int = 0
+    busy_ms: int = 0
+    job_count: int = 0
+    jobs: list[tuple[JobSummary, int, int, int]] = field(default_factory=list)
+
+
+def executor_rows(jobs: list[JobSummary], keep: int) -> list[ExecutorRow]:
+    """Aggregate every job's per-executor stats; ``jobs`` must be newest first."""
+    rows: dict[str, ExecutorRow] = {}
+    for job in jobs:
+        for executor, stats in job.executors.items():
+            row = rows.get(executor)
+            if row is None:
+                row = rows[executor] = ExecutorRow(executor)
+            row.tasks += stats.tasks
+            row.failed += stats.failed
+            row.busy_ms += stats.busy_ms
+            row.job_count += 1
+            if row.job_count <= keep:
+                row.jobs.append((job, stats.tasks, stats.failed, stats.busy_ms))
+    return [rows[k] for k in sorted(rows)]
+
+
+def newest_first(jobs: list[JobSummary]) -> list[JobSummary]:
+    """Order jobs as the API and the TUI do: newest start first, ties by id."""
+    ordered = sorted(jobs, key=lambda j: j.job_id)
+    ordered.sort(key=lambda j: j.start_time, reverse=True)
+    return ordered
 
 
 class PageRenderer:
-    """Hold the Jinja environment; picklable so process-pool workers can use it."""
+    """Hold the Jinja environment and page options; picklable so workers can use it."""
 
-    def __init__(self, template_dir: str | None = None) -> None:
-        self.template_dir = template_dir
+    def __init__(
+        self,
+        template_dir: Path | str | None = None,
+        *,
+        title: str = SITE_TITLE,
+        robots: bool = False,
+        pages_dir: Path | None = None,
+        notes_dir: Path | None = None,
+    ) -> None:
+        self.template_dir = Path(template_dir) if template_dir else None
+        self.title = title
+        self.robots = robots
+        self.notes_dir = notes_dir
+        self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Drop the environment when pickled; workers rebuild it."""
-        return {"template_dir": self.template_dir, "_env": None}
+        state = dict(self.__dict__)
+        state["_env"] = None
+        return state
 
     @property
     def env(self) -> jinja2.Environment:
-        """Return the (lazily built) Jinja environment."""
+        """Return the (lazily built) Jinja environment with the formatting filters."""
         if self._env is None:
-            self._env = environment(Path(self.template_dir) if self.template_dir else None)
+            env = environment(self.template_dir)
+            env.filters.update(
+                number=formatting.number,
+                rows=formatting.rows,
+                duration=formatting.duration,
+                timestamp=formatting.timestamp,
+                timestamp_ms=formatting.timestamp_ms,
+                compute_time=formatting.compute_time,
+                status_class=status_class,
+                lane_id=urls.lane_anchor,
+            )
+            env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
+            self._env = env
         return self._env
 
     def template_dirs(self) -> list[Path]:
-        """Return the directories templates are loaded from (for the build fingerprint)."""
-        dirs = [Path(self.template_dir)] if self.template_dir else []
+        """Return the directories pages are rendered from (templates, notes): the fingerprint."""
+        dirs = [d for d in (self.template_dir, self.notes_dir) if d and d.is_dir()]
         return [*dirs, default_template_dir()]
 
-    def render(self, template: str, root: str, **context: Any) -> bytes:
-        """Render one page; ``root`` is the relative path back to the site root."""
-        page = self.env.get_template(template)
-        return page.render(root=root, site_title=SITE_TITLE, **context).encode()
+    def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
+        """Return the header links (label, href, current?) for one page."""
+        items = [
+            ("Jobs", urls.jobs_list(1)),
+            ("Running", urls.RUNNING),
+            ("Executors", urls.EXECUTORS),
+            ("Problems", urls.PROBLEMS),
+        ]
+        items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
+        return [(label, link(target), target == link.page) for label, target in items]
+
+    def render(self, template: str, page: PurePosixPath, **context: Any) -> bytes:
+        """Render one page; links in it are relative to ``page``."""
+        link = Linker(page)
+        return (
+            self.env.get_template(template)
+            .render(
+                u=link,
+                root=link.root,
+                site_title=self.title,
+                robots=self.robots,
+                nav=self.nav(link),
+                **context,
+            )
+            .encode()
+        )
 
     def job_roots(self, job_id: str) -> list[str]:
         """Return the directories a job's pages live in (moved into place as a unit)."""
-        return []
+        return [str(urls.job_root(job_id))]
 
     def job_pages(self, writer: SiteWriter, read: LogRead, summary: JobSummary) -> None:
-        """Write one job's HTML pages."""
+        """Write one job's page and its stage pages (map step, in a worker)."""
+        job_id = summary.job_id
+        page = urls.job_page(job_id)
+        note = note_for(self.notes_dir, job_id)
+        job, _graph, index = job_page(read, summary, page, note)
+        writer.write(page, self.render("job.html", page, job=job))
+        for info in job.stages:
+            stage_file = urls.stage_page(job_id, info.segment)
+            graph_svg, hist_svg = stage_pictures(info, job_id)
+            writer.write(
+                stage_file,
+                self.render(
+                    "stage.html",
+                    stage_file,
+                    job=job,
+                    info=info,
+                    graph_svg=graph_svg,
+                    histogram_svg=hist_svg,
+                    task_rows=task_rows(info, index),
+                    failures=failures(info),
+                ),
+            )
 
     def site_pages(
         self,
@@ -57,11 +173,62 @@ class PageRenderer:
         running: list[RunningJob],
         problems: list[Problem],
     ) -> None:
-        """Write the listing pages and the 404 page."""
-        writer.write(PurePosixPath("404.html"), self.render("404.html", root=""))
-        ordered = sorted(jobs, key=lambda j: j.job_id)
-        ordered.sort(key=lambda j: j.start_time, reverse=True)
+        """Write the listing pages, operator pages, assets and the 404 page (reduce step)."""
+        ordered = newest_first(jobs)
+        counts = Counter(j.status for j in ordered)
+        pages = max(1, math.ceil(len(ordered) / urls.JOBS_PER_PAGE))
+        for n in range(1, pages + 1):
+            page = urls.jobs_list(n)
+            chunk = ordered[(n - 1) * urls.JOBS_PER_PAGE : n * urls.JOBS_PER_PAGE]
+            writer.write(
+                page,
+                self.render(
+                    "jobs.html",
+                    page,
+                    jobs=chunk,
+                    total=len(ordered),
+                    counts=sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])),
+                    running=len(running),
+                    problems=len(problems),
+                    page_number=n,
+                    page_count=pages,
+                    first_index=(n - 1) * urls.JOBS_PER_PAGE,
+                ),
+            )
         writer.write(
-            PurePosixPath("index.html"),
-            self.render("jobs.html", root="", jobs=ordered, running=running, problems=problems),
+            urls.EXECUTORS,
+            self.render(
+                "executors.html",
+                urls.EXECUTORS,
+                executors=executor_rows(ordered, JOBS_PER_EXECUTOR),
+            ),
         )
+        writer.write(urls.PROBLEMS, self.render("problems.html", urls.PROBLEMS, problems=problems))
+        writer.write(
+            urls.RUNNING,
+            self.render(
+                "running.html",
+                urls.RUNNING,
+                running=sorted(running, key=lambda r: (-r.submitted_at, r.job_id)),
+            ),
+        )
+        for op in self.operator_pages:
+            page = urls.operator_page(op.slug)
+            body = render_md(op.source.read_text(encoding="utf-8", errors="replace"))
+            writer.write(page, self.render("page.html", page, title=op.title, body=body))
+        writer.write(urls.NOT_FOUND, self.render("404.html", urls.NOT_FOUND))
+        for name, data in self.static_files().items():
+            writer.write(urls.static(name), data)
+
+    def static_files(self) -> dict[str, bytes]:
+        """Return the shipped assets; a file in ``--templates DIR/static`` replaces its twin."""
+        found: dict[str, bytes] = {}
+        dirs = [default_template_dir() / "static"]
+        if self.template_dir is not None:
+            dirs.append(self.template_dir / "static")
+        for directory in dirs:
+            if directory.is_dir():
+                for path in sorted(directory.iterdir()):
+                    if path.is_file() and not path.name.startswith("."):
+                        found[path.name] = path.read_bytes()
+        return found

@@ -28,10 +28,11 @@ from sitegen.model import (
     Problem,
     RunningJob,
 )
-from sitegen.pages import PageRenderer
+from sitegen.pages import SITE_TITLE, PageRenderer
 from sitegen.writer import Publication, SiteWriter
 
 PARTS_DIR = ".parts"
+NOTES_DIR = "notes"  # <log dir>/notes/<job_id>.md adds an operator note to a job page
 
 
 class Progress(Protocol):
@@ -53,6 +54,10 @@ class BuildOptions:
     strict: bool = False
     workers: int | None = None
     clean: bool = False
+    pages_dir: Path | None = None
+    templates_dir: Path | None = None
+    robots: bool = False
+    title: str = SITE_TITLE
     # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
     archive: Path | None = None
 
@@ -264,7 +269,13 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         check_archive_path(options.archive, options.output, [options.log_dir])
     logs = discover(options.log_dir)
     stamp = build_timestamp()
-    pages = PageRenderer()
+    pages = PageRenderer(
+        options.templates_dir,
+        title=options.title,
+        robots=options.robots,
+        pages_dir=options.pages_dir,
+        notes_dir=options.log_dir / NOTES_DIR,
+    )
     fingerprint = manifest.fingerprint(options, pages.template_dirs(), RUN_OPTIONS)
     old = None if options.clean else manifest.load(options.output)
     if old is not None and old.fingerprint != fingerprint:

@@ -1,0 +1,41 @@
+"""Retake the README's screenshot of a job page with headless Chromium.
+
+Run ``python docs/screenshot.py``: it builds the examples into a temporary directory and
+writes ``docs/job-page.png``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from sitegen.examples import EXAMPLE_LOG_DIR
+from sitegen.pipeline import BuildOptions, build
+
+JOB = "Ca05RFR"  # the failed example job: shows the failure box, DAG, stages and timeline
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+
+
+def main() -> None:
+    """Build the example site and photograph one job page."""
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Path(tmp) / "site"
+        build(BuildOptions(log_dir=EXAMPLE_LOG_DIR, output=site, workers=1))
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.goto((site / "jobs" / JOB / "index.html").as_uri())
+            height = page.locator("#plans").bounding_box()["y"]
+            page.screenshot(
+                path=str(Path(__file__).parent / "job-page.png"),
+                full_page=True,
+                clip={"x": 0, "y": 0, "width": 1280, "height": height},
+            )
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

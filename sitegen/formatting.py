@@ -1,0 +1,101 @@
+"""Turn numbers, durations and timestamps into the short text the pages show."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+NONE = "—"
+_UNITS = ((1_000_000_000_000, "T"), (1_000_000_000, "B"), (1_000_000, "M"), (1_000, "K"))
+_COMPUTE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|µs|us|ms|s|m|min|h)?\s*$")
+_TO_MS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "min": 6e4, "h": 3.6e6}
+
+
+def number(value: int | None) -> str:
+    """Return ``1,234,567``; a dash for a missing value."""
+    return NONE if value is None else f"{value:,}"
+
+
+def rows(value: int | None) -> str:
+    """Return a row count the short way: ``950``, ``12K``, ``1.5M``."""
+    if value is None:
+        return NONE
+    for scale, unit in _UNITS:
+        if abs(value) >= scale:
+            scaled = value / scale
+            # One decimal while it carries information (1.5M), none once it is noise (150M).
+            text = f"{scaled:.1f}" if abs(scaled) < 100 else f"{scaled:.0f}"
+            return text.removesuffix(".0") + unit
+    return str(value)
+
+
+def duration(ms: float | None) -> str:
+    """Return ``350 ms``, ``1.2 s``, ``3 min 5 s`` or ``2 h 7 min``."""
+    if ms is None or ms < 0:
+        return NONE
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def compute_ms(text: str | None) -> float | None:
+    """Parse Ballista's ``elapsed_compute`` (``"28ms"``, ``"1.5s"``) into milliseconds."""
+    if not text:
+        return None
+    found = _COMPUTE.match(text)
+    if found is None:
+        return None
+    return float(found.group(1)) * _TO_MS[found.group(2) or "ms"]
+
+
+def compute_time(text: str | None) -> str:
+    """Return an ``elapsed_compute`` string as a duration, or as given if unparseable."""
+    ms = compute_ms(text)
+    if ms is None:
+        return text or NONE
+    return duration(ms)
+
+
+def _utc(ms: int) -> datetime | None:
+    """Return the UTC datetime of a millisecond timestamp; None for 0 or out of range."""
+    if ms <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def timestamp(ms: int | None) -> str:
+    """Return ``2026-01-01T00:00:00Z`` (UTC, second precision); a dash for 0."""
+    moment = _utc(ms or 0)
+    return NONE if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def timestamp_ms(ms: int | None) -> str:
+    """Return ``2026-01-01T00:00:00.123Z`` (UTC, millisecond precision); a dash for 0."""
+    moment = _utc(ms or 0)
+    if moment is None:
+        return NONE
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def clock(ms: int | None) -> str:
+    """Return the UTC time of day ``00:05:12.345Z`` (ISO 8601, for dense task tables)."""
+    if ms is None or ms <= 0:
+        return NONE
+    # Plain arithmetic: this runs once per task cell, and datetime is ten times slower.
+    seconds, millis = divmod(ms % 86_400_000, 1000)
+    minutes, second = divmod(seconds, 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:{second:02d}.{millis:03d}Z"
+
+
+def percent(part: int, whole: int) -> str:
+    """Return ``42%`` (a dash when there is no whole)."""
+    return NONE if whole <= 0 else f"{100 * part // whole}%"

@@ -1,0 +1,42 @@
+"""A page's view of the URL table: relative links from one page, for templates and code."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from sitegen import urls
+
+
+class Linker:
+    """Build relative hrefs from one page (templates call it as ``u``)."""
+
+    def __init__(self, page: PurePosixPath) -> None:
+        self.page = page
+        self.root = urls.root_of(page)
+
+    def __call__(self, target: PurePosixPath | str, fragment: str = "") -> str:
+        """Return the link to any site file."""
+        return urls.href(self.page, PurePosixPath(target), fragment)
+
+    def jobs(self, page: int = 1) -> str:
+        """Return the link to a page of the jobs list."""
+        return self(urls.jobs_list(page))
+
+    def job(self, job_id: str, fragment: str = "") -> str:
+        """Return the link to a job's page (the same as ``self(urls.job_page(job_id))``)."""
+        # Spelled out because the jobs list calls it once per job: no PurePosixPath per link.
+        link = f"{self.root}{urls.JOBS_DIR}/{quote(job_id, safe='')}/{urls.INDEX}"
+        return f"{link}#{fragment}" if fragment else link
+
+    def stage(self, job_id: str, segment: str) -> str:
+        """Return the link to a stage's page."""
+        return self(urls.stage_page(job_id, segment))
+
+    def static(self, name: str) -> str:
+        """Return the link to a shipped asset."""
+        return self(urls.static(name))
+
+    def api(self, template: str, **segments: str) -> str:
+        """Return the link to an API endpoint's exact-body file."""
+        return self(urls.api_file(template, **segments))

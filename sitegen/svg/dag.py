@@ -1,0 +1,142 @@
+"""Draw a job's stage DAG and a stage's operator graph as inline SVG."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sitegen.dotgraph import JobGraph, StageGraph
+from sitegen.svg.layered import Box, Layout, layered, path_data
+from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, esc, num, status_class
+
+LINE = 16.0
+PAD = 8.0
+MAX_OPS = 8
+OP_CHARS = 40
+LABEL_CHARS = 56
+LABEL_LINES = 6
+
+
+def _marker(marker_id: str) -> str:
+    """Return the arrowhead definition (ids are per picture, so one page can hold two)."""
+    return (
+        f'<defs><marker id="{marker_id}" viewBox="0 0 10 10" refX="9" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        '<path d="M0,0L10,5L0,10z" class="dag-arrow"/></marker></defs>'
+    )
+
+
+def _edges(layout: Layout, marker_id: str) -> list[str]:
+    """Return one path per routed edge."""
+    return [
+        f'<path class="dag-edge" d="{path_data(r.points)}" marker-end="url(#{marker_id})"/>'
+        for r in layout.routes
+    ]
+
+
+def _flow_order(stage: StageGraph) -> list[str]:
+    """Return a stage's operators in data-flow order (scans first, the writer last)."""
+    indegree = dict.fromkeys(stage.operators, 0)
+    succ: dict[str, list[str]] = defaultdict(list)
+    for a, b in stage.edges:
+        if a in indegree and b in indegree:
+            succ[a].append(b)
+            indegree[b] += 1
+    ready = [k for k, d in indegree.items() if d == 0]
+    order: list[str] = []
+    while ready:
+        node = ready.pop(0)
+        order.append(node)
+        for nxt in succ[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                ready.append(nxt)
+    order += [k for k in stage.operators if k not in order]
+    return order
+
+
+def _svg(layout: Layout, label: str, body: list[str], css_class: str, role: str) -> str:
+    """Wrap drawn parts into a scalable ``<svg>`` element."""
+    width, height = num(layout.width), num(layout.height)
+    return (
+        f'<svg class="{css_class}" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="{role}" aria-label="{esc(label)}" '
+        f'xmlns="http://www.w3.org/2000/svg">{"".join(body)}</svg>'
+    )
+
+
+def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
+    """Return the job's stage DAG: one box per stage (status in its label), producer above."""
+    boxes = []
+    lines_of: dict[str, list[str]] = {}
+    for stage in graph.stages:
+        ops = [stage.operators[k].label.split("\n", 1)[0].strip() for k in _flow_order(stage)]
+        if len(ops) > MAX_OPS:
+            ops = [*ops[: MAX_OPS - 1], f"… {len(ops) - MAX_OPS + 1} more"]
+        lines = [clip(op, OP_CHARS) for op in ops]
+        lines_of[stage.stage_id] = lines
+        head = f"Stage {stage.stage_id} · {stage.status or 'unknown'}"
+        width = max([len(head) * SANS_CHAR, *(len(t) * MONO_CHAR for t in lines), 110.0])
+        height = LINE * (1 + len(lines)) + PAD * 1.5
+        boxes.append(Box(stage.stage_id, width + 2 * PAD, height))
+    layout = layered(boxes, graph.stage_edges(), rank_gap=34, node_gap=24)
+    body = [_marker("dag-arrow"), *_edges(layout, "dag-arrow")]
+    status = {s.stage_id: s.status for s in graph.stages}
+    for stage_id, placed in layout.nodes.items():
+        word = status[stage_id] or "unknown"
+        x, y = placed.x, placed.y
+        parts = [
+            f'<g class="dag-node {status_class(word)}" data-stage="{esc(stage_id)}">',
+            f"<title>{esc(f'Stage {stage_id} [{word}]')}</title>",
+            f'<rect x="{num(x)}" y="{num(y)}" width="{num(placed.width)}" '
+            f'height="{num(placed.height)}" rx="6"/>',
+            f'<text class="dag-head" x="{num(x + PAD)}" y="{num(y + PAD + 11)}">'
+            f'Stage {esc(stage_id)} · <tspan class="dag-status">{esc(word)}</tspan></text>',
+        ]
+        for n, line in enumerate(lines_of[stage_id], 1):
+            parts.append(
+                f'<text class="dag-op" x="{num(x + PAD)}" y="{num(y + PAD + 11 + n * LINE)}">'
+                f"{esc(line)}</text>"
+            )
+        parts.append("</g>")
+        link = links.get(stage_id)
+        if link:
+            parts = [f'<a href="{esc(link)}">', *parts, "</a>"]
+        body.extend(parts)
+    # "group", not "img": an image role would hide the stage links from assistive technology.
+    return _svg(layout, title, body, "dag", "group")
+
+
+def operator_graph(stage: StageGraph, title: str) -> str:
+    """Return one stage's operator graph: each operator with its full (wrapped) label."""
+    boxes = []
+    texts: dict[str, list[str]] = {}
+    for name, op in stage.operators.items():
+        raw = [line.strip() for line in op.label.split("\n") if line.strip()] or [name]
+        lines: list[str] = []
+        for line in raw:
+            while len(line) > LABEL_CHARS:
+                lines.append(line[:LABEL_CHARS])
+                line = line[LABEL_CHARS:]
+            lines.append(line)
+        if len(lines) > LABEL_LINES:
+            lines = [*lines[: LABEL_LINES - 1], "…"]
+        texts[name] = lines
+        width = max([len(t) * MONO_CHAR for t in lines] + [60.0])
+        boxes.append(Box(name, width + 2 * PAD, LINE * len(lines) + PAD * 1.5))
+    layout = layered(boxes, stage.edges, rank_gap=30, node_gap=20)
+    body = [_marker("op-arrow"), *_edges(layout, "op-arrow")]
+    for name, placed in layout.nodes.items():
+        x, y = placed.x, placed.y
+        body.append(f'<g class="op-node"><title>{esc(stage.operators[name].label)}</title>')
+        body.append(
+            f'<rect x="{num(x)}" y="{num(y)}" width="{num(placed.width)}" '
+            f'height="{num(placed.height)}" rx="4"/>'
+        )
+        for n, line in enumerate(texts[name]):
+            cls = "op-name" if n == 0 else "op-detail"
+            body.append(
+                f'<text class="{cls}" x="{num(x + PAD)}" y="{num(y + PAD + 10 + n * LINE)}">'
+                f"{esc(line)}</text>"
+            )
+        body.append("</g>")
+    return _svg(layout, title, body, "dag ops", "img")

@@ -1,0 +1,280 @@
+"""A small layered (Sugiyama-style) layout for DAGs: top to bottom, no native binary.
+
+Longest-path layering, dummy nodes on long edges, barycenter ordering sweeps that keep
+the ordering with the fewest crossings, then x positions by isotonic regression
+(each node as close as the ordering allows to the mean of its neighbours).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Box:
+    """A node to place: a key and its size."""
+
+    key: str
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A placed node: top-left corner and size."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+    @property
+    def cx(self) -> float:
+        """Return the horizontal centre."""
+        return self.x + self.width / 2
+
+
+@dataclass(frozen=True)
+class Route:
+    """An edge as a list of points from the source's bottom to the target's top."""
+
+    src: str
+    dst: str
+    points: list[Point]
+
+
+@dataclass
+class Layout:
+    """Every node's place, every edge's route and the drawing's size."""
+
+    nodes: dict[str, Placed] = field(default_factory=dict)
+    routes: list[Route] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+
+
+def _acyclic(keys: list[str], edges: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
+    """Return the edges with back edges reversed (flagged), so the graph is a DAG."""
+    succ: dict[str, list[str]] = defaultdict(list)
+    for a, b in edges:
+        succ[a].append(b)
+    state: dict[str, int] = {}  # 1 on the DFS stack, 2 done
+    back: set[tuple[str, str]] = set()
+    for root in keys:
+        if root in state:
+            continue
+        stack = [(root, iter(succ[root]))]
+        state[root] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                back.add((node, child))
+            elif child not in state:
+                state[child] = 1
+                stack.append((child, iter(succ[child])))
+    return [(b, a, True) if (a, b) in back else (a, b, False) for a, b in edges]
+
+
+def _layers(keys: list[str], edges: list[tuple[str, str, bool]]) -> dict[str, int]:
+    """Assign longest-path layers, then pull sources down next to their first consumer."""
+    preds: dict[str, list[str]] = defaultdict(list)
+    succs: dict[str, list[str]] = defaultdict(list)
+    indegree = dict.fromkeys(keys, 0)
+    for a, b, _ in edges:
+        preds[b].append(a)
+        succs[a].append(b)
+        indegree[b] += 1
+    ready = [k for k in keys if indegree[k] == 0]
+    order = []
+    while ready:
+        node = ready.pop(0)
+        order.append(node)
+        for nxt in succs[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                ready.append(nxt)
+    layer: dict[str, int] = {}
+    for node in order:
+        layer[node] = max((layer[p] + 1 for p in preds[node]), default=0)
+    for node in order:
+        if not preds[node] and succs[node]:
+            layer[node] = min(layer[s] for s in succs[node]) - 1
+    return layer
+
+
+def _crossings(upper: list[str], lower: list[str], down: dict[str, list[str]]) -> int:
+    """Count edge crossings between two adjacent layers."""
+    pos = {k: i for i, k in enumerate(lower)}
+    pairs = [(i, pos[t]) for i, k in enumerate(upper) for t in down[k] if t in pos]
+    return sum(
+        1 for n, (a, b) in enumerate(pairs) for c, d in pairs[n + 1 :] if (a - c) * (b - d) < 0
+    )
+
+
+def _isotonic(targets: list[float], gaps: list[float]) -> list[float]:
+    """Return x as close as possible to ``targets`` with x[i] - x[i-1] >= gaps[i] (PAV)."""
+    offsets = []
+    total = 0.0
+    for gap in gaps:
+        total += gap
+        offsets.append(total)
+    shifted = [t - o for t, o in zip(targets, offsets, strict=True)]
+    blocks: list[list[float]] = []  # [mean, weight]
+    for value in shifted:
+        blocks.append([value, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            v2, w2 = blocks.pop()
+            v1, w1 = blocks[-1]
+            blocks[-1] = [(v1 * w1 + v2 * w2) / (w1 + w2), w1 + w2]
+    result = []
+    for mean, weight in blocks:
+        result.extend([mean] * int(weight))
+    return [r + o for r, o in zip(result, offsets, strict=True)]
+
+
+def layered(
+    boxes: list[Box],
+    edges: list[tuple[str, str]],
+    *,
+    rank_gap: float = 36.0,
+    node_gap: float = 20.0,
+    margin: float = 4.0,
+    sweeps: int = 6,
+) -> Layout:
+    """Lay ``boxes`` out in layers so every edge points down; return positions and routes."""
+    size = {b.key: b for b in boxes}
+    keys = list(size)
+    clean = list(dict.fromkeys((a, b) for a, b in edges if a in size and b in size and a != b))
+    dag = _acyclic(keys, clean)
+    layer = _layers(keys, dag)
+
+    # Long edges get one zero-width dummy per layer they cross, so they route around nodes.
+    down: dict[str, list[str]] = defaultdict(list)
+    up: dict[str, list[str]] = defaultdict(list)
+    chains: list[tuple[str, str, bool, list[str]]] = []
+    widths = {k: b.width for k, b in size.items()}
+    for n, (a, b, flipped) in enumerate(dag):
+        chain = [a]
+        for step in range(layer[a] + 1, layer[b]):
+            dummy = f"\0{n}.{step}"
+            layer[dummy] = step
+            widths[dummy] = 0.0
+            chain.append(dummy)
+        chain.append(b)
+        for u, v in itertools.pairwise(chain):
+            down[u].append(v)
+            up[v].append(u)
+        chains.append((a, b, flipped, chain))
+
+    depth = max(layer.values(), default=-1) + 1
+    rows: list[list[str]] = [[] for _ in range(depth)]
+    for key in sorted(layer, key=lambda k: (k.startswith("\0"), 0)):
+        rows[layer[key]].append(key)
+
+    def total_crossings() -> int:
+        return sum(_crossings(rows[i], rows[i + 1], down) for i in range(depth - 1))
+
+    best = [list(r) for r in rows]
+    best_score = total_crossings()
+    for sweep in range(sweeps):
+        downward = sweep % 2 == 0
+        span = range(1, depth) if downward else range(depth - 2, -1, -1)
+        for i in span:
+            ref = rows[i - 1] if downward else rows[i + 1]
+            where = {k: p for p, k in enumerate(ref)}
+            links = up if downward else down
+            current = {k: p for p, k in enumerate(rows[i])}
+
+            def bary(
+                key: str,
+                where: dict[str, int] = where,
+                links: dict[str, list[str]] = links,
+                current: dict[str, int] = current,
+            ) -> float:
+                near = [where[n] for n in links[key] if n in where]
+                # Scale own index so unconnected nodes keep their relative place.
+                return (
+                    sum(near) / len(near)
+                    if near
+                    else current[key] * len(where) / max(1, len(current))
+                )
+
+            rows[i].sort(key=bary)
+        score = total_crossings()
+        if score < best_score:
+            best, best_score = [list(r) for r in rows], score
+    rows = best
+
+    x: dict[str, float] = {}
+    for row in rows:
+        cursor = 0.0
+        for key in row:
+            x[key] = cursor + widths[key] / 2
+            cursor += widths[key] + node_gap
+    for it in range(8):
+        span_rows = rows if it % 2 == 0 else list(reversed(rows))
+        for row in span_rows:
+            targets = []
+            for key in row:
+                near = [x[n] for n in (up[key] + down[key])]
+                targets.append(sum(near) / len(near) if near else x[key])
+            gaps = [0.0] + [
+                (widths[a] + widths[b]) / 2
+                + (node_gap if widths[a] and widths[b] else node_gap / 2)
+                for a, b in itertools.pairwise(row)
+            ]
+            for key, value in zip(row, _isotonic(targets, gaps), strict=True):
+                x[key] = value
+
+    left = min((x[k] - widths[k] / 2 for k in x), default=0.0)
+    heights = [max((size[k].height for k in row if k in size), default=0.0) for row in rows]
+    tops = []
+    cursor = margin
+    for h in heights:
+        tops.append(cursor)
+        cursor += h + rank_gap
+    layout = Layout(height=max(cursor - rank_gap + margin, 0.0))
+    right = 0.0
+    for key, box in size.items():
+        top = tops[layer[key]] + (heights[layer[key]] - box.height) / 2
+        placed = Placed(x[key] - box.width / 2 - left + margin, top, box.width, box.height)
+        layout.nodes[key] = placed
+        right = max(right, placed.x + placed.width)
+    layout.width = right + margin
+
+    for a, b, flipped, chain in chains:
+        src, dst = layout.nodes[a], layout.nodes[b]
+        points: list[Point] = [(src.cx, src.y + src.height)]
+        for dummy in chain[1:-1]:
+            rank = layer[dummy]
+            cx = x[dummy] - left + margin
+            points.append((cx, tops[rank]))
+            points.append((cx, tops[rank] + heights[rank]))
+        points.append((dst.cx, dst.y))
+        if flipped:
+            layout.routes.append(Route(b, a, points[::-1]))
+        else:
+            layout.routes.append(Route(a, b, points))
+    return layout
+
+
+def path_data(points: list[Point]) -> str:
+    """Return SVG path data: straight through layers, smooth S-curves between them."""
+    (x0, y0), rest = points[0], points[1:]
+    parts = [f"M{x0:.1f},{y0:.1f}"]
+    for x1, y1 in rest:
+        if x1 == x0:
+            parts.append(f"L{x1:.1f},{y1:.1f}")
+        else:
+            mid = (y0 + y1) / 2
+            parts.append(f"C{x0:.1f},{mid:.1f} {x1:.1f},{mid:.1f} {x1:.1f},{y1:.1f}")
+        x0, y0 = x1, y1
+    return "".join(parts)

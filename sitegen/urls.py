@@ -1,0 +1,99 @@
+"""Where each HTML page lives and how pages link to each other and to the API files.
+
+Every link is relative (the site works from ``file://``, under a sub-path and at a
+host's root), ends in an explicit ``index.html`` or file name (``file://`` has no
+directory index), and percent-encodes every segment that came from a log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from sitegen.layout import ALL_ENDPOINTS, endpoint_file
+
+INDEX = "index.html"
+JOBS_PER_PAGE = 50
+JOBS_DIR = "jobs"
+STATIC_DIR = "static"
+# Listing pages live outside ``jobs/`` so that no job id (``page``, ``list``) can collide.
+LIST_DIR = "list"
+EXECUTORS = PurePosixPath("executors") / INDEX
+PROBLEMS = PurePosixPath("problems") / INDEX
+RUNNING = PurePosixPath("running") / INDEX
+NOT_FOUND = PurePosixPath("404.html")
+OPERATOR_PAGES_DIR = "pages"
+_PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def jobs_list(page: int) -> PurePosixPath:
+    """Return the file of page ``page`` (1-based) of the jobs list; page 1 is the site index."""
+    if page <= 1:
+        return PurePosixPath(INDEX)
+    return PurePosixPath(LIST_DIR) / str(page) / INDEX
+
+
+def job_root(job_id: str) -> PurePosixPath:
+    """Return the directory holding every page of one job (moved into place as a unit)."""
+    return PurePosixPath(JOBS_DIR) / job_id
+
+
+def job_page(job_id: str) -> PurePosixPath:
+    """Return the file of a job's page (``job_id`` is raw; the writer checked it is safe)."""
+    return job_root(job_id) / INDEX
+
+
+def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
+    """Return the file of one stage's page."""
+    return job_root(job_id) / "stages" / stage_segment / INDEX
+
+
+def operator_page(slug: str) -> PurePosixPath:
+    """Return the file of an operator Markdown page."""
+    return PurePosixPath(OPERATOR_PAGES_DIR) / slug / INDEX
+
+
+def static(name: str) -> PurePosixPath:
+    """Return the file of a shipped CSS/JS/icon asset."""
+    return PurePosixPath(STATIC_DIR) / name
+
+
+def api_file(template: str, **segments: str) -> PurePosixPath:
+    """Return the exact-body file of an ``/api`` endpoint (a link that works everywhere)."""
+    (endpoint,) = (e for e in ALL_ENDPOINTS if e.template == template)
+    return endpoint_file(endpoint, **segments)
+
+
+def stage_segments(stage_ids: list[str]) -> list[str]:
+    """Return a safe directory name per stage, unique even when ids repeat (ids are untrusted)."""
+    taken: set[str] = set()
+    result = []
+    for n, stage_id in enumerate(stage_ids, 1):
+        segment = stage_id if _PLAIN_SEGMENT.match(stage_id) else f"stage-{n}"
+        while segment in taken:
+            segment += f"-{n}"
+        taken.add(segment)
+        result.append(segment)
+    return result
+
+
+def lane_anchor(executor_id: str) -> str:
+    """Return the fragment id of an executor's timeline lane (safe whatever the id holds)."""
+    return (
+        "lane-"
+        + hashlib.blake2s(executor_id.encode("utf-8", "surrogatepass"), digest_size=5).hexdigest()
+    )
+
+
+def root_of(page: PurePosixPath) -> str:
+    """Return the relative prefix (``""``, ``"../../"``) from ``page`` back to the site root."""
+    return "../" * (len(page.parts) - 1)
+
+
+def href(page: PurePosixPath, target: PurePosixPath, fragment: str = "") -> str:
+    """Return the relative link from ``page`` to ``target``, every segment percent-encoded."""
+    # safe="" also encodes "%", so an id like "a%2Fb" stays a literal directory name on file://.
+    link = root_of(page) + "/".join(quote(part, safe="") for part in target.parts)
+    return f"{link}#{fragment}" if fragment else link

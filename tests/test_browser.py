@@ -1,0 +1,323 @@
+"""The pages in a real headless Chromium, over HTTP (under a sub-path) and over file://."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+
+from sitegen import hosting
+from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
+from sitegen.pipeline import BuildOptions, build
+from tests.conftest import require
+
+SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+FAILED_JOB = "Ca05RFR"  # the bundled failed job (tpch-q9)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Serve a directory holding the example site at /site/ (a sub-path, as GitHub Pages)."""
+    root = tmp_path_factory.mktemp("served")
+    (root / "logs").mkdir()
+    from sitegen.examples import EXAMPLE_LOG_DIR
+
+    for log in EXAMPLE_LOG_DIR.iterdir():
+        (root / "logs" / log.name).write_bytes(log.read_bytes())
+    write_log(
+        root / "logs",
+        JobSpec(
+            job_id="xss 100%#?",
+            job_name=XSS_NAME,
+            stages=2,
+            tasks_per_stage=4,
+            start_ms=BASE_TIME_MS - 86_400_000,
+        ),
+        seed=5,
+    )
+    build(BuildOptions(log_dir=root / "logs", output=root / "site", workers=1))
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/site/", root / "site"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def nginx_root(served: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Serve the same site at the root of a real nginx, with the config sitegen generates."""
+    nginx = require("nginx")
+    _, site = served
+    tmp = tmp_path_factory.mktemp("nginx")
+    port = _free_port()
+    temps = "".join(
+        f"  {kind}_temp_path {tmp / kind};\n"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    conf = tmp / "nginx.conf"
+    conf.write_text(
+        # user root: the pytest tmp dirs are private to root, and nginx workers drop to nobody.
+        f"user root;\ndaemon off;\npid {tmp / 'nginx.pid'};\nerror_log {tmp / 'error.log'};\n"
+        f"events {{}}\nhttp {{\n  access_log off;\n{temps}"
+        + hosting.nginx(site.resolve(), f"127.0.0.1:{port}")
+        + "}\n"
+    )
+    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(tmp)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"nginx did not start: {proc.communicate()[1].decode()}")
+            time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium for the whole module."""
+    executable = require("chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@dataclass
+class Watched:
+    """A page plus everything that went wrong on it."""
+
+    page: Any
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def clean(self) -> None:
+        assert self.errors == []
+        assert self.dialogs == []
+
+
+def _failed(w: Watched, request: Any) -> None:
+    # A navigation aborts the icon request it overtakes; that is the test moving on, not a
+    # broken site. Every other failure counts.
+    if request.url.endswith("favicon.svg") and request.failure == "net::ERR_ABORTED":
+        return
+    w.errors.append(f"request failed: {request.url} ({request.failure})")
+
+
+@pytest.fixture
+def watched(browser: Any) -> Iterator[Watched]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    w = Watched(page)
+    page.on(
+        "console",
+        lambda m: (
+            w.errors.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda e: w.errors.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: _failed(w, r))
+    page.on(
+        "response",
+        lambda r: w.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
+    )
+
+    def on_dialog(dialog: Any) -> None:
+        w.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    yield w
+    context.close()
+
+
+def _shoot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _bases(served: tuple[str, Path]) -> list[tuple[str, str]]:
+    url, site = served
+    return [("http", url), ("file", site.as_uri() + "/")]
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_jobs_page(served: tuple[str, Path], watched: Watched, scheme: str) -> None:
+    base = dict(_bases(served))[scheme]
+    page = watched.page
+    page.goto(base + "index.html")
+    rows = page.locator("table.jobs tbody tr")
+    assert rows.count() == 13
+    assert page.locator("table.jobs").get_by_text("Job failed due to stage 5 failed").count() == 1
+    # The progressive enhancement: filter and sort the static rows.
+    page.locator(".table-filter input").fill("tpch-q1")
+    visible = page.locator("table.jobs tbody tr:not([hidden])")
+    assert 1 <= visible.count() < 13
+    page.locator(".table-filter input").fill("")
+    page.locator("table.jobs thead th").nth(6).locator("button").click()
+    assert page.locator("table.jobs thead th").nth(6).get_attribute("aria-sort") == "ascending"
+    _shoot(page, f"jobs-{scheme}")
+    watched.clean()
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_job_page(served: tuple[str, Path], watched: Watched, scheme: str) -> None:
+    base = dict(_bases(served))[scheme]
+    page = watched.page
+    page.goto(base + "index.html")
+    page.locator(f'a[href="jobs/{FAILED_JOB}/index.html"]').click()
+    page.wait_for_load_state()
+    assert page.locator("h1").inner_text().startswith("tpch-q9")
+    assert "Why it failed" in page.locator(".failure-box h2").inner_text()
+    nodes = page.locator("svg.dag .dag-node")
+    assert nodes.count() == 5
+    # The stage label carries its status (SVG nodes have text content, not inner text).
+    assert "Stage 5 · Failed" in (
+        page.locator('svg.dag .dag-node[data-stage="5"]').text_content() or ""
+    )
+    bars = page.locator("svg.timeline rect.tl-bar")
+    assert bars.count() == 89
+    assert page.locator("svg.timeline rect.tl-bar.failed").count() > 0
+    assert page.locator("svg.timeline .tl-lane").count() == 4
+    assert page.locator("table.stages tbody tr").count() == 5
+    assert page.locator('link[rel="alternate"][type="application/json"]').count() == 1
+    _shoot(page, f"job-{scheme}")
+    watched.clean()
+    # Every JSON link points at the file holding that endpoint's exact body (file://
+    # included). Extensionless files download rather than display, so fetch, don't click.
+    links = page.locator("ul.api a")
+    assert links.count() == 4 + 5  # job, stages, config, dot, and one DOT per stage
+    stages_href = page.locator('ul.api a[href$="/stages"]').get_attribute("href")
+    assert stages_href is not None
+    target = urljoin(page.url, stages_href)
+    if scheme == "http":
+        body = page.request.get(target).body()
+    else:
+        body = Path(unquote(urlsplit(target).path)).read_bytes()
+    assert body == (served[1] / "api/job" / FAILED_JOB / "stages").read_bytes()
+    assert json.loads(body)["stages"]
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_stage_page(served: tuple[str, Path], watched: Watched, scheme: str) -> None:
+    base = dict(_bases(served))[scheme]
+    page = watched.page
+    page.goto(base + f"jobs/{FAILED_JOB}/index.html")
+    page.locator("svg.dag a").last.click()  # the DAG's boxes link to the stage pages
+    page.wait_for_load_state()
+    assert page.locator("h1").inner_text().startswith("Stage 5")
+    assert page.locator("table.tasks tbody tr").count() == 16
+    assert page.locator("table.tasks tbody tr.failed").count() > 0
+    assert page.locator(".failure-box table tbody tr").count() > 0
+    assert page.locator("svg.dag.ops .op-node").count() >= 3
+    assert page.locator("svg.histogram rect.hist-bar").count() > 0
+    _shoot(page, f"stage-{scheme}")
+    watched.clean()
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_hostile_job_name_is_text(served: tuple[str, Path], watched: Watched, scheme: str) -> None:
+    base = dict(_bases(served))[scheme]
+    page = watched.page
+    page.goto(base + "index.html")
+    cell = page.locator("table.jobs tbody tr", has_text="alert(2)")
+    assert XSS_NAME in cell.inner_text()
+    cell.locator("a").first.click()  # id "xss 100%#?" must survive percent-encoding
+    page.wait_for_load_state()
+    assert XSS_NAME in page.locator("h1").inner_text()
+    assert page.locator("img[src=x]").count() == 0
+    page.goto(page.url.rsplit("/", 1)[0] + "/stages/1/index.html")
+    assert XSS_NAME in page.locator(".crumbs").inner_text()
+    _shoot(page, f"xss-{scheme}")
+    watched.clean()
+
+
+def test_pages_at_the_root_of_nginx(nginx_root: str, watched: Watched) -> None:
+    page = watched.page
+    page.goto(nginx_root)  # the directory index, as a visitor types it
+    assert page.locator("table.jobs tbody tr").count() == 13
+    page.locator(f'a[href="jobs/{FAILED_JOB}/index.html"]').click()
+    page.wait_for_load_state()
+    assert page.locator("svg.dag .dag-node").count() == 5
+    assert page.locator("svg.timeline rect.tl-bar").count() == 89
+    page.locator("table.stages tbody th a").first.click()
+    page.wait_for_load_state()
+    assert page.locator("table.tasks tbody tr").count() == 16
+    _shoot(page, "stage-nginx")
+    watched.clean()
+
+
+def test_other_pages_load_cleanly(served: tuple[str, Path], watched: Watched) -> None:
+    url, _ = served
+    page = watched.page
+    for path in ("executors/index.html", "problems/index.html", "running/index.html", "404.html"):
+        # networkidle: let the favicon load before the next navigation aborts it.
+        page.goto(url + path, wait_until="networkidle")
+        assert page.locator("header.site nav a").count() >= 4
+    page.goto(url + "executors/index.html")
+    page.locator("section table.executor-jobs a").first.click()
+    page.wait_for_load_state()
+    assert "#lane-" in page.url
+    fragment = page.url.split("#", 1)[1]
+    assert page.locator(f"svg.timeline g#{fragment}").count() == 1
+    watched.clean()
+
+
+def test_phone_and_dark(served: tuple[str, Path], browser: Any) -> None:
+    url, _ = served
+    context = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme="dark")
+    page = context.new_page()
+    page.goto(url + f"jobs/{FAILED_JOB}/index.html")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(13, 17, 23)"
+    # Nothing but the scrolling table wrappers may be wider than the phone.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    _shoot(page, "job-phone-dark")
+    context.close()

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from sitecheck import broken_links, html_pages, parse
+
+from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
+from sitegen.pipeline import BuildOptions, BuildReport, build
+
+ODD_IDS = ["with space", "100%", "a%2Fb", "hash#tag", "what?now", "c++", "naïve-日本", "x&y<z>"]
+
+
+def test_every_link_in_the_example_site_resolves(example_site: tuple[Path, BuildReport]) -> None:
+    site, _ = example_site
+    assert len(html_pages(site)) > 20
+    assert broken_links(site) == []
+
+
+def test_pages_use_no_absolute_urls(example_site: tuple[Path, BuildReport]) -> None:
+    site, _ = example_site
+    for page in html_pages(site):
+        text = page.read_text(encoding="utf-8")
+        assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+        assert "https://" not in text
+        assert 'href="/' not in text and 'src="/' not in text
+
+
+@pytest.fixture(scope="module")
+def odd_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("odd")
+    logs = root / "logs"
+    logs.mkdir()
+    for n, job_id in enumerate(ODD_IDS):
+        spec = JobSpec(job_id=job_id, job_name=f"job {job_id}", stages=2, tasks_per_stage=3)
+        spec.start_ms = BASE_TIME_MS + n * 1000
+        write_log(logs, spec, seed=n)
+    build(BuildOptions(log_dir=logs, output=root / "site", workers=1))
+    return root / "site"
+
+
+def test_odd_ids_round_trip_through_links(odd_site: Path) -> None:
+    assert broken_links(odd_site) == []
+    links = parse(odd_site / "index.html").links
+    for job_id in ODD_IDS:
+        # Percent-encoded as one segment, "%" included, and it leads to the job's own directory.
+        href = f"jobs/{quote(job_id, safe='')}/index.html"
+        assert href in links, job_id
+        assert (odd_site / "jobs" / job_id / "index.html").is_file()
+        stage_links = [
+            link
+            for link in parse(odd_site / "jobs" / job_id / "index.html").links
+            if "/stages/" in link
+        ]
+        assert stage_links and all(quote(job_id, safe="") in link for link in stage_links)
+
+
+def test_jobs_list_is_paginated(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(53):
+        spec = JobSpec(job_id=f"job{n:03d}", job_name="q", stages=1, tasks_per_stage=1)
+        spec.start_ms = BASE_TIME_MS + n * 1000
+        write_log(logs, spec, seed=n)
+    build(BuildOptions(log_dir=logs, output=tmp_path / "site", workers=1))
+    site = tmp_path / "site"
+    first, second = site / "index.html", site / "list" / "2" / "index.html"
+    assert first.read_text().count('href="jobs/job') == 50
+    assert "job052" in first.read_text()  # newest first
+    assert second.read_text().count('href="../../jobs/job') == 3
+    assert "list/2/index.html" in parse(first).links
+    assert not (site / "list" / "3").exists()
+    assert broken_links(site) == []
+
+
+def test_hostile_payload_shapes_still_publish(tmp_path: Path) -> None:
+    # Repeated and path-like stage ids, a stage list of the wrong type for a field, and a DOT
+    # that is not Ballista's: the job page and one page per stage are written all the same.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = write_log(logs, JobSpec(job_id="odd", job_name="odd", stages=3, tasks_per_stage=2), 1)
+    lines = path.read_bytes().splitlines(keepends=True)
+    end = lines[-1].replace(b'"stage_id":"2"', b'"stage_id":"1"')
+    end = end.replace(b'"stage_id":"3"', b'"stage_id":"../../x"')
+    end = end.replace(
+        b'"dot":"digraph G {', b'"dot":"strict digraph { x -> y; subgraph cluster_q {'
+    )
+    path.write_bytes(b"".join([*lines[:-1], end]))
+    report = build(BuildOptions(log_dir=logs, output=tmp_path / "site", workers=1))
+    assert report.published == 1
+    stages = sorted(p.parent.name for p in (tmp_path / "site/jobs/odd/stages").glob("*/index.html"))
+    assert stages == ["1", "1-2", "stage-3"]
+    assert broken_links(tmp_path / "site") == []

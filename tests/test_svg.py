@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import itertools
+import xml.etree.ElementTree as ET
+
+from sitegen import dotgraph
+from sitegen.eventlog.schema import TaskEnd
+from sitegen.svg import dag, histogram, timeline
+from sitegen.svg.layered import Box, layered
+
+BALLISTA_DOT = """digraph G {
+\tsubgraph cluster0 {
+\t\tlabel = "Stage 1 [Successful]";
+\t\tstage_1_0 [shape=box, label="ShuffleWriter [4 partitions]"]
+\t\tstage_1_0_0 [shape=box, label="Filter: a@0 > 5 AND b = \\"x\\"
+output_rows=10"]
+\t\tstage_1_0_0 -> stage_1_0
+\t}
+\tsubgraph cluster1 {
+\t\tlabel = "Stage 2 [Failed]";
+\t\tstage_2_0 [shape=box, label="ShuffleWriter [1 partitions]"]
+\t\tstage_2_0_0 [shape=box, label="<script>alert(1)</script>"]
+\t\tstage_2_0_0 -> stage_2_0
+\t}
+\tsubgraph cluster2 {
+\t\tstage_3_0 [shape=box, label="no label on this cluster"]
+\t}
+\t// a comment
+\tstage_1_0 -> stage_2_0_0 -> stage_3_0
+}
+"""
+
+
+def test_parse_ballista_dot() -> None:
+    graph = dotgraph.parse(BALLISTA_DOT)
+    assert [(s.stage_id, s.status) for s in graph.stages] == [
+        ("1", "Successful"),
+        ("2", "Failed"),
+        ("3", ""),
+    ]
+    label = graph.stages[0].operators["stage_1_0_0"].label
+    assert label == 'Filter: a@0 > 5 AND b = "x"\noutput_rows=10'
+    assert graph.stage_edges() == [("1", "2"), ("2", "3")]
+
+
+def test_parse_never_raises_on_garbage() -> None:
+    for text in ["", "{", 'digraph { "unterminated', "digraph { a -> ; [ = ] }", "}}}{{{"]:
+        dotgraph.parse(text)
+
+
+def test_layout_places_every_edge_downwards_without_overlap() -> None:
+    keys = "abcdefg"
+    edges = [("a", "c"), ("b", "c"), ("c", "d"), ("a", "d"), ("e", "f"), ("f", "g"), ("a", "g")]
+    layout = layered([Box(k, 30 + 5 * i, 20) for i, k in enumerate(keys)], edges)
+    for route in layout.routes:
+        ys = [y for _, y in route.points]
+        assert ys == sorted(ys), route
+    for a, b in itertools.combinations(layout.nodes.values(), 2):
+        if a.y == b.y:
+            assert a.x + a.width <= b.x or b.x + b.width <= a.x
+    assert all(p.x >= 0 and p.x + p.width <= layout.width for p in layout.nodes.values())
+
+
+def test_layout_survives_cycles_and_self_loops() -> None:
+    layout = layered([Box("a", 10, 10), Box("b", 10, 10)], [("a", "b"), ("b", "a"), ("a", "a")])
+    assert len(layout.routes) == 2
+
+
+def test_dag_svg_is_well_formed_and_escaped() -> None:
+    graph = dotgraph.parse(BALLISTA_DOT)
+    svg = dag.stage_dag(graph, {"1": "stages/1/index.html?a=<b>"}, 'title "x"')
+    root = ET.fromstring(svg)
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}g")) == 3
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    ops = dag.operator_graph(graph.stages[1], "ops")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in ops
+    ET.fromstring(ops)
+
+
+def _task(
+    stage: int, task: int, executor: str, start: int, end: int, failed: bool = False
+) -> TaskEnd:
+    status = {"Failed": {"reason": "R", "error": "<b>"}} if failed else "Successful"
+    return TaskEnd(stage, task, executor, status, start, start, end)
+
+
+def test_timeline_has_a_lane_per_executor_and_a_bar_per_task() -> None:
+    tasks = [
+        _task(1, 0, "e1", 1000, 1100),
+        _task(1, 1, "e1", 1050, 1150),  # overlaps: gets its own row
+        _task(2, 0, "e<2>", 1100, 1300, failed=True),
+    ]
+    svg = timeline.timeline(tasks, lambda s: s, lambda e: f"lane-{len(e)}", "t")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(root.findall(f".//{ns}g")) == 2
+    bars = [r for r in root.iter(f"{ns}rect") if "tl-bar" in r.get("class", "")]
+    assert len(bars) == 3
+    assert bars[0].get("y") != bars[1].get("y")
+    assert "failed" in (bars[2].get("class") or "")
+    assert "e&lt;2&gt;" in svg
+    assert timeline.timeline([], lambda s: s, str, "t") == ""
+    assert timeline.timeline([_task(1, 0, "e", 0, 0)], lambda s: s, str, "t") == ""
+
+
+def test_histogram() -> None:
+    svg = histogram.histogram([5, 10, 10, 400, 20], "h")
+    root = ET.fromstring(svg)
+    assert sum(1 for r in root.iter("{http://www.w3.org/2000/svg}rect")) >= 2
+    assert histogram.histogram([], "h") == ""
+    ET.fromstring(histogram.histogram([7], "one"))

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+import pytest
+from click.testing import CliRunner
+
+from sitegen.cli import cli
+from sitegen.examples import EXAMPLE_LOG_DIR
+from sitegen.pages import PageRenderer
+from sitegen.pipeline import BuildOptions, BuildReport, build
+from sitegen.templates import default_template_dir
+
+FAILED_JOB = "Ca05RFR"
+
+
+def test_environment_is_strict_and_escapes() -> None:
+    env = PageRenderer().env
+    assert env.undefined is jinja2.StrictUndefined
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ missing }}").render()
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+
+
+def test_every_shipped_template_is_used(example_site: tuple[Path, BuildReport]) -> None:
+    # The example build renders every page template under StrictUndefined (page.html is
+    # covered by the --pages test); a template nobody renders would hide its errors.
+    names = {p.name for p in default_template_dir().glob("*.html")}
+    assert names == {
+        "404.html", "_macros.html", "_stages_table.html", "base.html", "executors.html",
+        "job.html", "jobs.html", "page.html", "problems.html", "running.html", "stage.html",
+    }  # fmt: skip
+
+
+def test_pages_say_noindex_by_default_and_carry_a_csp(
+    example_site: tuple[Path, BuildReport],
+) -> None:
+    site, _ = example_site
+    for rel in ("index.html", f"jobs/{FAILED_JOB}/index.html", "404.html"):
+        text = (site / rel).read_text()
+        assert '<meta name="robots" content="noindex, nofollow">' in text
+        assert "script-src 'self'" in text and "style-src 'self'" in text
+        assert "<script>" not in text and " style=" not in text and "<style" not in text
+
+
+def test_example_counts_and_listing(example_site: tuple[Path, BuildReport]) -> None:
+    site, report = example_site
+    index = (site / "index.html").read_text()
+    assert index.count("<tr>") == len(report.jobs) + 1  # rows plus the header row
+    assert "Job failed due to stage 5 failed: Arrow error: Divide by zero error" in index
+    assert "daily revenue &lt;report&gt; &amp; &#34;audit&#34;" in index
+    problems = (site / "problems" / "index.html").read_text()
+    assert "0d9TH4Q.eventlog" in problems and ">14<" in problems
+    running = (site / "running" / "index.html").read_text()
+    assert "GHZbKoX" in running
+
+
+def test_options_robots_title_templates_pages_and_notes(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for log in EXAMPLE_LOG_DIR.glob("Ca05RFR.eventlog"):
+        (logs / log.name).write_bytes(log.read_bytes())
+    (logs / "notes").mkdir()
+    (logs / "notes" / f"{FAILED_JOB}.md").write_text(
+        "Known flaky: **divide by zero** in q9.\n\n<script>alert(1)</script>"
+        '<a href="javascript:alert(2)">x</a> <b onclick="alert(3)">y</b>\n'
+    )
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "runbook.md").write_text("# On-call runbook\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n")
+    (pages / "about.md").write_text("No heading here.\n")
+    theme = tmp_path / "theme"
+    (theme / "static").mkdir(parents=True)
+    (theme / "404.html").write_text(
+        '{% extends "base.html" %}{% block content %}<p>custom 404</p>{% endblock %}'
+    )
+    (theme / "static" / "style.css").write_text("body { color: teal; }\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "build", "--event-log-dir", str(logs), "--output", str(tmp_path / "site"),
+            "--pages", str(pages), "--templates", str(theme), "--title", "Prod <history>",
+            "--robots", "--workers", "1",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    site = tmp_path / "site"
+    job = (site / "jobs" / FAILED_JOB / "index.html").read_text()
+    assert "noindex" not in job
+    assert "Prod &lt;history&gt;" in job
+    assert "<strong>divide by zero</strong>" in job
+    assert "alert(" not in job.split("Operator note", 1)[1].split("</section>", 1)[0]
+    assert "custom 404" in (site / "404.html").read_text()
+    assert "Stage DAG" in job  # templates not overridden stay the shipped ones
+    assert (site / "static" / "style.css").read_text() == "body { color: teal; }\n"
+    assert (site / "static" / "tables.js").is_file()
+    runbook = (site / "pages" / "runbook" / "index.html").read_text()
+    assert '<th align="right">b</th>' in runbook
+    assert 'href="../../pages/runbook/index.html" aria-current="page">On-call runbook' in runbook
+    assert ">about</a>" in job  # a page without a heading is titled by its file name
+
+
+def test_build_options_defaults_keep_the_shipped_look(tmp_path: Path) -> None:
+    options = BuildOptions(log_dir=EXAMPLE_LOG_DIR, output=tmp_path / "site", workers=1)
+    assert options.robots is False and options.title == "Ballista job history"
+    report = build(options)
+    assert report.published == 12
+
+
+def test_cli_default_title_matches_the_renderer() -> None:
+    from sitegen import cli as cli_module
+    from sitegen import pages
+
+    assert cli_module.SITE_TITLE == pages.SITE_TITLE

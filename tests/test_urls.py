@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from sitegen import urls
+from sitegen.links import Linker
+
+
+def test_links_are_relative_and_encoded() -> None:
+    page = urls.stage_page("a b", "1")
+    link = Linker(page)
+    assert link.jobs() == "../../../../index.html"
+    assert link.job("50%#?") == "../../../../jobs/50%25%23%3F/index.html"
+    assert link.static("style.css") == "../../../../static/style.css"
+    assert link.api("job/{job_id}/dot", job_id="x y") == "../../../../api/job/x%20y/dot"
+    assert link.api("job/{job_id}", job_id="x y") == "../../../../api/job/x%20y/index.json"
+    assert Linker(PurePosixPath("index.html")).jobs(3) == "list/3/index.html"
+
+
+def test_list_pages_cannot_collide_with_job_ids() -> None:
+    assert urls.jobs_list(2).parts[0] != urls.JOBS_DIR
+
+
+def test_stage_segments_are_safe_and_unique() -> None:
+    segments = urls.stage_segments(["1", "2", "../x", "stage-3", "", "1", "x" * 100])
+    assert segments[:3] == ["1", "2", "stage-3"]
+    assert len(set(segments)) == len(segments) == 7
+    assert all("/" not in s and s not in ("", ".", "..") and len(s) < 70 for s in segments)
+
+
+def test_lane_anchor_is_a_safe_token() -> None:
+    anchor = urls.lane_anchor('ex"ec <1> #2')
+    assert anchor.startswith("lane-") and anchor[5:].isalnum()
+    assert anchor == urls.lane_anchor('ex"ec <1> #2')
+
+
+def test_fast_job_link_matches_the_url_table() -> None:
+    for page in (PurePosixPath("index.html"), urls.jobs_list(7), urls.stage_page("x", "1")):
+        link = Linker(page)
+        for job_id in ("abc", "a b%#?+é"):
+            assert link.job(job_id) == urls.href(page, urls.job_page(job_id))
+            assert link.job(job_id, "lane-1") == urls.href(page, urls.job_page(job_id), "lane-1")
