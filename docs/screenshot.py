@@ -23,7 +23,7 @@ def main() -> None:
     """Build the example site and photograph one job page."""
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
-        build(BuildOptions(log_dir=EXAMPLE_LOG_DIR, output=site, workers=1))
+        build(BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=site, workers=1))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1000})

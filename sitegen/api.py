@@ -12,7 +12,7 @@ from sitegen import __version__, dot
 from sitegen.eventlog import schema
 from sitegen.htmlsafe import json_for_html, text_for_html
 from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Body, Endpoint, endpoint_file, html_copy
-from sitegen.model import JobSummary, Problem
+from sitegen.model import JobSummary, Problem, newest_first
 
 ApiFile = tuple[PurePosixPath, bytes]
 _encode = msgspec.json.Encoder().encode
@@ -41,8 +41,7 @@ def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
 
 def jobs_list(jobs: Iterable[JobSummary]) -> bytes:
     """Encode ``/api/jobs``: newest first by start time, ties by id, serde_json bytes."""
-    ordered = sorted(jobs, key=lambda j: j.job_id)
-    ordered.sort(key=lambda j: j.start_time, reverse=True)
+    ordered = newest_first(jobs)
     return _encode(
         [
             schema.JobListEntry(

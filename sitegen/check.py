@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
 from sitegen.classify import Candidate, duplicates, judge
-from sitegen.eventlog.discover import LogFile, check_log_dir, discover
+from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification, Problem, ProblemKind
 
@@ -49,7 +50,7 @@ class CheckedLog:
 class CheckReport:
     """Every log's classification and every problem, in file-name order."""
 
-    log_dir: Path
+    log_dirs: list[Path]
     logs: int
     classifications: dict[str, int]
     problems: list[Problem] = field(default_factory=list)
@@ -71,8 +72,8 @@ def check_log(log: LogFile) -> CheckedLog:
     verdict = judge(log, read)
     candidate = None
     if verdict.job_id is not None and read.job_end is not None:
-        candidate = Candidate(verdict.job_id, read.job_end.completed_at, log.path.name)
-    return CheckedLog(log.path.name, read.classification, verdict.problems, candidate)
+        candidate = Candidate(verdict.job_id, read.job_end.completed_at, log.key)
+    return CheckedLog(log.key, read.classification, verdict.problems, candidate)
 
 
 def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
@@ -84,16 +85,18 @@ def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
         return list(pool.map(check_log, logs, chunksize=max(1, len(logs) // (workers * 8))))
 
 
-def check(log_dir: Path, workers: int | None = None) -> CheckReport:
-    """Check every log in ``log_dir`` and write nothing anywhere."""
-    check_log_dir(log_dir)
-    checked = _check_all(discover(log_dir), workers)
+def check(log_dirs: Path | Sequence[Path], workers: int | None = None) -> CheckReport:
+    """Check every log in ``log_dirs`` and write nothing anywhere."""
+    dirs = [log_dirs] if isinstance(log_dirs, Path) else list(log_dirs)
+    for log_dir in dirs:
+        check_log_dir(log_dir)
+    checked = _check_all(discover_all(dirs), workers)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():
         checked[index].problems.append(problem)
     counts = Counter(str(c.classification) for c in checked)
     return CheckReport(
-        log_dir=log_dir,
+        log_dirs=dirs,
         logs=len(checked),
         classifications={str(k): counts[str(k)] for k in Classification},
         problems=[p for c in checked for p in c.problems],

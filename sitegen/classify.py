@@ -39,7 +39,7 @@ class Candidate:
 
 def judge(log: LogFile, read: LogRead) -> Verdict:
     """Classify one read log: its problems, and the job id it can be published under."""
-    name = log.path.name
+    name = log.key
     if read.job_end is None:
         message = read.message
         if read.classification is Classification.INCOMPLETE and log.running:

@@ -8,33 +8,126 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sitegen import __version__
+from sitegen import __version__, config
 from sitegen.errors import SitegenError
 from sitegen.examples import EXAMPLE_LOG_DIR
 
 if TYPE_CHECKING:
     from sitegen.pipeline import BuildOptions
 
-LOG_DIR_HELP = (
-    "Directory of Ballista event logs (as the scheduler's --event-log-dir). "
-    "[default: the bundled example logs]"
-)
-OUTPUT_HELP = "Directory to publish the site into (replaced atomically)."
+Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 SITE_TITLE = "Ballista job history"  # the same default as sitegen.pages (kept import-light)
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
-PAGES_HELP = "Directory of Markdown pages (*.md) to render into the site and its navigation."
-TEMPLATES_HELP = (
-    "Directory whose templates (and static/ files) replace the shipped ones of the same name."
+_PATH = click.Path(path_type=Path)
+
+
+def _config_callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """Load ``sitegen.toml`` (or --config) into the command's defaults, before other options."""
+    path = config.find(value)
+    if path is None or ctx.command is None:
+        return
+    known = {config.key_of(p) for c in cli.commands.values() for p in c.params if p.opts}
+    try:
+        defaults = config.load(path, ctx.command, known)
+    except SitegenError as exc:
+        raise click.UsageError(str(exc), ctx) from exc
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+CONFIG = click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path, exists=True),
+    default=None,
+    is_eager=True,
+    expose_value=False,
+    callback=_config_callback,
+    help=f"Read options from this TOML file. [default: ./{config.CONFIG_NAME} if present]",
 )
-ROBOTS_HELP = "Let search engines index the pages. [default: --no-robots, every page says noindex]"
-FORMAT_OPTION = click.option(
+LOG_DIRS = click.option(
+    "--event-log-dir",
+    "event_log_dirs",
+    type=_PATH,
+    multiple=True,
+    help="Directory of Ballista event logs (the scheduler's --event-log-dir); repeat it to "
+    "read several. [default: the bundled example logs]",
+)
+WORKERS = click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that read logs. [default: CPU count]",
+)
+FORMAT = click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
     default="text",
-    show_default=True,
     help="Print text lines for people, or one JSON object for scripts.",
 )
+
+
+def site_options(f: Callable[..., None]) -> Callable[..., None]:
+    """Add the options that shape the site (shared by build and serve)."""
+    options: list[Decorator] = [
+        CONFIG,
+        LOG_DIRS,
+        click.option(
+            "--output",
+            type=_PATH,
+            default=Path("site"),
+            help="Directory to publish the site into (replaced atomically).",
+        ),
+        click.option(
+            "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
+        ),
+        WORKERS,
+        click.option(
+            "--max-jobs",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Keep only the N newest completed jobs on the site. [default: all]",
+        ),
+        click.option(
+            "--max-age",
+            default=None,
+            help="Drop jobs that ended longer ago than this: 30d, 12h, 90m, 2w. [default: none]",
+        ),
+        click.option(
+            "--raw-logs/--no-raw-logs",
+            default=True,
+            help="Publish each job's original event log, gzip-compressed, on its page.",
+        ),
+        click.option(
+            "--pages",
+            "pages_dir",
+            type=_DIR,
+            default=None,
+            help="Directory of Markdown pages (*.md) to render into the site and its navigation.",
+        ),
+        click.option(
+            "--templates",
+            "templates_dir",
+            type=_DIR,
+            default=None,
+            help="Directory whose templates (and static/ files) replace the shipped ones.",
+        ),
+        click.option("--title", default=SITE_TITLE, help="Site title in every header."),
+        click.option(
+            "--robots/--no-robots",
+            default=False,
+            help="Let search engines index the pages (by default every page says noindex).",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _options(event_log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
+    """Turn CLI values into the core's options object."""
+    from sitegen.pipeline import BuildOptions
+
+    return BuildOptions(log_dirs=event_log_dirs or (EXAMPLE_LOG_DIR,), **rest)
 
 
 @click.group()
@@ -43,66 +136,20 @@ def cli() -> None:
     """Build a static Ballista history server from event logs."""
 
 
-def log_options(f: Callable[..., None]) -> Callable[..., None]:
-    """Add the options that choose what is built and where (shared by build and serve)."""
-    f = click.option("--robots/--no-robots", default=False, help=ROBOTS_HELP)(f)
-    f = click.option(
-        "--title", default=SITE_TITLE, show_default=True, help="Site title in every header."
-    )(f)
-    f = click.option("--templates", "templates_dir", type=_DIR, default=None, help=TEMPLATES_HELP)(
-        f
-    )
-    f = click.option("--pages", "pages_dir", type=_DIR, default=None, help=PAGES_HELP)(f)
-    f = click.option(
-        "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
-    )(f)
-    f = click.option(
-        "--workers",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Processes that read logs. [default: CPU count]",
-    )(f)
-    f = click.option(
-        "--output",
-        type=click.Path(path_type=Path),
-        default=Path("site"),
-        show_default=True,
-        help=OUTPUT_HELP,
-    )(f)
-    f = click.option(
-        "--event-log-dir", type=click.Path(path_type=Path), default=None, help=LOG_DIR_HELP
-    )(f)
-    return f
-
-
-def _options(event_log_dir: Path | None, output: Path, **rest: Any) -> BuildOptions:
-    """Turn CLI values into the core's options object."""
-    from sitegen.pipeline import BuildOptions
-
-    return BuildOptions(log_dir=event_log_dir or EXAMPLE_LOG_DIR, output=output, **rest)
-
-
 @cli.command("build")
-@log_options
+@site_options
 @click.option("--strict", is_flag=True, help="Exit 1 if any log was skipped.")
 @click.option(
     "--archive",
-    type=click.Path(path_type=Path),
+    type=_PATH,
     default=None,
     help="Also pack the published site into this .tar.gz, .tgz or .zip "
     "(not inside the output or the log dir).",
 )
-@FORMAT_OPTION
+@FORMAT
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("-v", "--verbose", is_flag=True, help="List every problem, not just the first few.")
-def build_command(
-    event_log_dir: Path | None,
-    output: Path,
-    fmt: str,
-    quiet: bool,
-    verbose: bool,
-    **rest: Any,
-) -> None:
+def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
 
     Only logs that changed since the last build are read again.
@@ -117,15 +164,16 @@ def build_command(
     from sitegen.progress import ProgressBar
     from sitegen.report import summary_json, summary_lines
 
-    options = _options(event_log_dir, output, **rest)
-    bar = ProgressBar(click.get_text_stream("stderr"))
-    bar.enabled = bar.enabled and not quiet
     try:
-        report = build(options, progress=bar)
+        options = _options(**rest)
+        bar = ProgressBar(click.get_text_stream("stderr"))
+        bar.enabled = bar.enabled and not quiet and fmt == "text"
+        try:
+            report = build(options, progress=bar)
+        finally:
+            bar.finish()
     except SitegenError as exc:
         raise click.ClickException(str(exc)) from exc
-    finally:
-        bar.finish()
     if not quiet:
         lines = [summary_json(report)] if fmt == "json" else summary_lines(report, verbose)
         for line in lines:
@@ -135,12 +183,10 @@ def build_command(
 
 
 @cli.command("serve")
-@log_options
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-def serve_command(
-    event_log_dir: Path | None, output: Path, host: str, port: int, **rest: Any
-) -> None:
+@site_options
+@click.option("--host", default="127.0.0.1", help="Address to bind (loopback by default).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, help="Port to listen on.")
+def serve_command(host: str, port: int, **rest: Any) -> None:
     """Build, serve the site with live reload, and rebuild when logs or templates change.
 
     The site is served at the exact /api/* paths, as the generated nginx config does.
@@ -153,8 +199,6 @@ def serve_command(
     from sitegen.report import summary_lines
     from sitegen.serve import serve
 
-    options = _options(event_log_dir, output, **rest)
-
     def on_build(report: object | None, error: str | None) -> None:
         if error is not None:
             click.echo(f"Rebuild failed (still serving the last good site): {error}", err=True)
@@ -162,29 +206,26 @@ def serve_command(
             click.echo(summary_lines(report)[0])
 
     try:
+        options = _options(**rest)
         serve(
             options,
             lambda: build(options),
-            output,
+            options.output,
             host,
             port,
             on_build,
-            ready=lambda url: click.echo(f"Serving {output} at {url} (Ctrl+C to stop)"),
+            ready=lambda url: click.echo(f"Serving {options.output} at {url} (Ctrl+C to stop)"),
         )
     except SitegenError as exc:
         raise click.ClickException(str(exc)) from exc
 
 
 @cli.command("check")
-@click.option("--event-log-dir", type=click.Path(path_type=Path), default=None, help=LOG_DIR_HELP)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes that read logs. [default: CPU count]",
-)
-@FORMAT_OPTION
-def check_command(event_log_dir: Path | None, workers: int | None, fmt: str) -> None:
+@CONFIG
+@LOG_DIRS
+@WORKERS
+@FORMAT
+def check_command(event_log_dirs: tuple[Path, ...], workers: int | None, fmt: str) -> None:
     """Read every log as a build would, publish nothing, report each problem.
 
     Exit 0 when no log has an error (running logs are only noted), 1 when any
@@ -199,7 +240,7 @@ def check_command(event_log_dir: Path | None, workers: int | None, fmt: str) -> 
     from sitegen.report import check_json, check_lines
 
     try:
-        report = check(event_log_dir or EXAMPLE_LOG_DIR, workers)
+        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc
@@ -210,12 +251,8 @@ def check_command(event_log_dir: Path | None, workers: int | None, fmt: str) -> 
 
 @cli.command("host-config")
 @click.argument("server", type=click.Choice(["nginx", "caddy"]))
-@click.option(
-    "--root", type=click.Path(path_type=Path), required=True, help="The built site directory."
-)
-@click.option(
-    "--listen", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to listen on."
-)
+@click.option("--root", type=_PATH, required=True, help="The built site directory.")
+@click.option("--listen", default="127.0.0.1:8080", help="HOST:PORT to listen on.")
 def host_config_command(server: str, root: Path, listen: str) -> None:
     """Print a server config that serves every /api/* path exactly.
 
@@ -227,3 +264,16 @@ def host_config_command(server: str, root: Path, listen: str) -> None:
 
     render = hosting.nginx if server == "nginx" else hosting.caddy
     click.echo(render(root.resolve(), listen), nl=False)
+
+
+def _wire_environment() -> None:
+    """Give every option its ``SITEGEN_<KEY>`` variable and show defaults in --help."""
+    for command in cli.commands.values():
+        for param in command.params:
+            if isinstance(param, click.Option) and param.name != "help":
+                param.envvar = config.ENV_PREFIX + config.key_of(param).upper()
+                param.show_envvar = True
+                param.show_default = not param.is_flag or param.secondary_opts != []
+
+
+_wire_environment()

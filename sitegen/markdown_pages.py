@@ -8,6 +8,7 @@ forbids inline styles anyway), links limited to http(s), mailto and relative URL
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,11 +74,12 @@ def discover_pages(directory: Path | None) -> list[OperatorPage]:
     return pages
 
 
-def note_for(notes_dir: Path | None, job_id: str) -> Markup | None:
+def note_for(notes_dirs: Sequence[Path], job_id: str) -> Markup | None:
     """Return the rendered ``notes/<job_id>.md`` for a job, if the operator wrote one."""
-    if notes_dir is None:
+    found = [d / f"{job_id}.md" for d in notes_dirs if (d / f"{job_id}.md").is_file()]
+    if not found:
         return None
-    path = notes_dir / f"{job_id}.md"
+    path = found[0]
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:

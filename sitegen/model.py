@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -80,6 +81,9 @@ class JobSummary:
     tasks: int = 0
     failed_tasks: int = 0
     executors: dict[str, ExecutorStats] = field(default_factory=dict)
+    log_bytes: int = 0
+    # Size of the published gzip copy of the log; None when raw logs are not published.
+    raw_log_bytes: int | None = None
 
 
 @dataclass
@@ -96,3 +100,10 @@ class RunningJob:
     tasks: int
     failed_tasks: int
     last_event_time: int
+
+
+def newest_first(jobs: Iterable[JobSummary]) -> list[JobSummary]:
+    """Order jobs as the API and the TUI do: newest start first, ties by id."""
+    ordered = sorted(jobs, key=lambda j: j.job_id)
+    ordered.sort(key=lambda j: j.start_time, reverse=True)
+    return ordered

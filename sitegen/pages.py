@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,7 +17,7 @@ from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
 from sitegen.links import Linker
 from sitegen.markdown_pages import OperatorPage, discover_pages, note_for
 from sitegen.markdown_pages import render as render_md
-from sitegen.model import JobSummary, Problem, RunningJob
+from sitegen.model import JobSummary, Problem, RunningJob, newest_first
 from sitegen.payload import PERCENTILE_KEYS
 from sitegen.svg.text import status_class
 from sitegen.templates import default_template_dir, environment
@@ -55,13 +56,6 @@ def executor_rows(jobs: list[JobSummary], keep: int) -> list[ExecutorRow]:
     return [rows[k] for k in sorted(rows)]
 
 
-def newest_first(jobs: list[JobSummary]) -> list[JobSummary]:
-    """Order jobs as the API and the TUI do: newest start first, ties by id."""
-    ordered = sorted(jobs, key=lambda j: j.job_id)
-    ordered.sort(key=lambda j: j.start_time, reverse=True)
-    return ordered
-
-
 class PageRenderer:
     """Hold the Jinja environment and page options; picklable so workers can use it."""
 
@@ -72,12 +66,14 @@ class PageRenderer:
         title: str = SITE_TITLE,
         robots: bool = False,
         pages_dir: Path | None = None,
-        notes_dir: Path | None = None,
+        notes_dirs: Sequence[Path] = (),
+        raw_logs: bool = True,
     ) -> None:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
         self.robots = robots
-        self.notes_dir = notes_dir
+        self.notes_dirs = list(notes_dirs)
+        self.raw_logs = raw_logs
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
 
@@ -108,7 +104,7 @@ class PageRenderer:
 
     def template_dirs(self) -> list[Path]:
         """Return the directories pages are rendered from (templates, notes): the fingerprint."""
-        dirs = [d for d in (self.template_dir, self.notes_dir) if d and d.is_dir()]
+        dirs = [d for d in (self.template_dir, *self.notes_dirs) if d and d.is_dir()]
         return [*dirs, default_template_dir()]
 
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
@@ -146,7 +142,7 @@ class PageRenderer:
         """Write one job's page and its stage pages (map step, in a worker)."""
         job_id = summary.job_id
         page = urls.job_page(job_id)
-        note = note_for(self.notes_dir, job_id)
+        note = note_for(self.notes_dirs, job_id)
         job, _graph, index = job_page(read, summary, page, note)
         writer.write(page, self.render("job.html", page, job=job))
         for info in job.stages:

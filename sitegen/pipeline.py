@@ -13,11 +13,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Protocol
 
-from sitegen import __version__, api, hosting, manifest
+from sitegen import __version__, api, hosting, manifest, urls
 from sitegen.archive import ArchiveResult, check_archive_path, write_archive
 from sitegen.classify import Candidate, duplicates, judge
 from sitegen.errors import SitegenError, UsageError
-from sitegen.eventlog.discover import LogFile, check_log_dir, discover
+from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
+from sitegen.eventlog.rawlog import gzip_chunks
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import MANIFEST_NAME, job_root
 from sitegen.manifest import LogEntry, LogOutcome, Manifest
@@ -29,6 +30,7 @@ from sitegen.model import (
     RunningJob,
 )
 from sitegen.pages import SITE_TITLE, PageRenderer
+from sitegen.retention import parse_age, retained
 from sitegen.writer import Publication, SiteWriter
 
 PARTS_DIR = ".parts"
@@ -49,7 +51,8 @@ class Progress(Protocol):
 class BuildOptions:
     """Everything a build depends on."""
 
-    log_dir: Path
+    # One directory, or several (current + archive, several schedulers).
+    log_dirs: Path | tuple[Path, ...]
     output: Path
     strict: bool = False
     workers: int | None = None
@@ -60,10 +63,30 @@ class BuildOptions:
     title: str = SITE_TITLE
     # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
     archive: Path | None = None
+    # Retention of the site (logs are never touched): the newest N, those ended recently.
+    max_jobs: int | None = None
+    max_age: str | None = None
+    # Publish each job's original log, gzip-compressed, beside its pages.
+    raw_logs: bool = True
+
+    def __post_init__(self) -> None:
+        """Accept one directory where a tuple of them is meant."""
+        if isinstance(self.log_dirs, Path):
+            object.__setattr__(self, "log_dirs", (self.log_dirs,))
+        if self.max_age is not None:
+            parse_age(self.max_age)  # fail before any work
+
+    @property
+    def dirs(self) -> tuple[Path, ...]:
+        """Return the event-log directories."""
+        return self.log_dirs if isinstance(self.log_dirs, tuple) else (self.log_dirs,)
 
 
-# Options that change how a build runs but not a byte of what it writes.
-RUN_OPTIONS = frozenset({"log_dir", "output", "strict", "workers", "clean", "archive"})
+# Options that change how a build runs, or which jobs are listed, but not a byte of
+# any job's own files: changing them does not force every job to be rebuilt.
+RUN_OPTIONS = frozenset(
+    {"log_dirs", "output", "strict", "workers", "clean", "archive", "max_jobs", "max_age"}
+)
 
 
 @dataclass
@@ -80,6 +103,8 @@ class BuildReport:
     seconds: float
     rebuilt: int = 0
     up_to_date: bool = False
+    # Completed jobs left off the site by --max-jobs / --max-age.
+    retention_dropped: int = 0
     classifications: dict[str, int] = field(default_factory=dict)
     archive: ArchiveResult | None = None
 
@@ -96,15 +121,16 @@ class BuildReport:
 
 def check_paths(options: BuildOptions) -> None:
     """Refuse option combinations that could lose logs or a published site."""
-    log_dir = options.log_dir
-    check_log_dir(log_dir)
-    logs = log_dir.resolve()
     out = options.output.resolve()
-    if out == logs or out.is_relative_to(logs):
-        raise UsageError("output dir must not be the event-log dir or inside it", options.output)
-    if logs.is_relative_to(out):
-        # Publishing swaps the output away and deletes the old one: logs inside it would go too.
-        raise UsageError("event-log dir must not be inside the output dir", options.output)
+    for log_dir in options.dirs:
+        check_log_dir(log_dir)
+        logs = log_dir.resolve()
+        if out == logs or out.is_relative_to(logs):
+            message = "output dir must not be the event-log dir or inside it"
+            raise UsageError(message, options.output)
+        if logs.is_relative_to(out):
+            # Publishing swaps the output away and deletes the old one: logs inside would go too.
+            raise UsageError("event-log dir must not be inside the output dir", options.output)
 
 
 def summarize(read: LogRead, file: str) -> JobSummary:
@@ -154,7 +180,7 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
     start = read.job_start
     times = [t.end_exec_time for t in read.tasks]
     return RunningJob(
-        file=log.path.name,
+        file=log.key,
         job_id=start.job_id if start else log.name_id,
         job_name=start.job_name if start else "",
         queued_at=start.queued_at if start else 0,
@@ -172,7 +198,7 @@ def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     read = read_log(log.path)
     verdict = judge(log, read)
     outcome = LogOutcome(
-        file=log.path.name, classification=read.classification, problems=verdict.problems
+        file=log.key, classification=read.classification, problems=verdict.problems
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
@@ -180,9 +206,12 @@ def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
         return outcome
     job_id = verdict.job_id
     summary = summarize(read, outcome.file)
+    summary.log_bytes = log.size
     writer = SiteWriter(part, fresh=True)
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
+    if pages.raw_logs:
+        summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
     pages.job_pages(writer, read, summary)
     outcome.summary = summary
     outcome.roots = [job_root(job_id), *pages.job_roots(job_id)]
@@ -254,8 +283,27 @@ def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
     return None
 
 
+@dataclass
+class Selection:
+    """Which logs end up on the site: duplicate losers out, then retention applied."""
+
+    losers: dict[int, Problem]
+    published: set[int]
+    completed: int
+
+
+def select(outcomes: list[LogOutcome], options: BuildOptions, now: float) -> Selection:
+    """Resolve duplicate ids, then keep what retention allows."""
+    losers = resolve_duplicates(outcomes)
+    winners = {n: o.summary for n, o in enumerate(outcomes) if o.summary and n not in losers}
+    max_age = parse_age(options.max_age) if options.max_age else None
+    keep = retained(list(winners.values()), options.max_jobs, max_age, now)
+    published = {n for n, summary in winners.items() if summary.job_id in keep}
+    return Selection(losers, published, len(winners))
+
+
 def build(options: BuildOptions, progress: Progress | None = None) -> BuildReport:
-    """Build the site from every log in ``options.log_dir`` and publish it.
+    """Build the site from every log in the event-log dirs and publish it.
 
     A full build swaps a complete new site in atomically. When the published site's
     manifest matches (same sitegen, templates and options), only logs that changed
@@ -266,15 +314,16 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     started = time.perf_counter()
     check_paths(options)
     if options.archive is not None:
-        check_archive_path(options.archive, options.output, [options.log_dir])
-    logs = discover(options.log_dir)
+        check_archive_path(options.archive, options.output, options.dirs)
+    logs = discover_all(options.dirs)
     stamp = build_timestamp()
     pages = PageRenderer(
         options.templates_dir,
         title=options.title,
         robots=options.robots,
         pages_dir=options.pages_dir,
-        notes_dir=options.log_dir / NOTES_DIR,
+        notes_dirs=[d / NOTES_DIR for d in options.dirs],
+        raw_logs=options.raw_logs,
     )
     fingerprint = manifest.fingerprint(options, pages.template_dirs(), RUN_OPTIONS)
     old = None if options.clean else manifest.load(options.output)
@@ -282,20 +331,23 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         old = None
     reused: dict[int, LogEntry] = {}
     for n, log in enumerate(logs):
-        entry = _unchanged(log, old.logs.get(log.path.name) if old else None)
+        entry = _unchanged(log, old.logs.get(log.key) if old else None)
         if entry is not None:
             reused[n] = entry
     if old is not None and len(reused) == len(logs) == len(old.logs):
-        touched = [(e, log) for e, log in zip(reused.values(), logs, strict=True)]
-        if any(e.mtime_ns != log.mtime_ns for e, log in touched):
-            # Only modification times moved (same bytes): record them, publish nothing new.
-            for e, log in touched:
-                e.mtime_ns = log.mtime_ns
-            SiteWriter(options.output).write(MANIFEST_NAME, manifest.encode(old))
         outcomes = [e.outcome for e in reused.values()]
-        report = _report(options, logs, outcomes, started, up_to_date=True)
-        report.archive = _archive(options, stamp)
-        return report
+        chosen = select(outcomes, options, stamp)
+        # Unchanged logs, but retention by age may have moved on since the last build.
+        if all(e.published == (n in chosen.published) for n, e in reused.items()):
+            touched = list(zip(reused.values(), logs, strict=True))
+            if any(e.mtime_ns != log.mtime_ns for e, log in touched):
+                # Only modification times moved (same bytes): record them, publish nothing new.
+                for e, log in touched:
+                    e.mtime_ns = log.mtime_ns
+                SiteWriter(options.output).write(MANIFEST_NAME, manifest.encode(old))
+            report = _report(options, logs, outcomes, chosen, started, up_to_date=True)
+            report.archive = _archive(options, stamp)
+            return report
 
     publication = Publication(options.output)
     staging = publication.open()
@@ -305,12 +357,13 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             progress.start(len(todo))
         fresh = map_logs(todo, staging, pages, options.workers, progress)
         outcomes = [fresh[n] if n in fresh else reused[n].outcome for n in range(len(logs))]
-        losers = resolve_duplicates(outcomes)
-        # A reused log that lost a duplicate before may win now: its files were never published.
+        chosen = select(outcomes, options, stamp)
+        # A reused log may be published now though it was not before (it lost a duplicate,
+        # or retention left it out): its files are not on the site, so render them.
         late = [
             (n, logs[n])
             for n, entry in reused.items()
-            if n not in losers and entry.outcome.summary and not entry.published
+            if n in chosen.published and not entry.published
         ]
         fresh.update(map_logs(late, staging, pages, options.workers))
         writer = SiteWriter(staging, fresh=True)
@@ -319,7 +372,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         files = bytes_ = 0
         for n, log in enumerate(logs):
             outcome = outcomes[n] = fresh.get(n, outcomes[n])
-            published = n not in losers and bool(outcome.roots)
+            published = n in chosen.published and bool(outcome.roots)
             if published and n in fresh:
                 moves.extend((staging / PARTS_DIR / str(n) / root, root) for root in outcome.roots)
             if published:
@@ -329,8 +382,8 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
                 log.size, log.mtime_ns, manifest.file_digest(log.path), outcome
             )
             entry.outcome, entry.mtime_ns, entry.published = outcome, log.mtime_ns, published
-            entries[log.path.name] = entry
-        report = _report(options, logs, outcomes, started, losers=losers, rebuilt=len(fresh))
+            entries[log.key] = entry
+        report = _report(options, logs, outcomes, chosen, started, rebuilt=len(fresh))
         for rel, data in api.site_files(report.jobs, report.problems, stamp):
             writer.write(rel, data)
         pages.site_pages(writer, report.jobs, report.running, report.problems)
@@ -380,24 +433,23 @@ def _report(
     options: BuildOptions,
     logs: list[LogFile],
     outcomes: list[LogOutcome],
+    chosen: Selection,
     started: float,
-    losers: dict[int, Problem] | None = None,
     rebuilt: int = 0,
     up_to_date: bool = False,
 ) -> BuildReport:
     """Assemble the report (and the reduce's inputs) from every log's outcome."""
-    if losers is None:
-        losers = resolve_duplicates(outcomes)
     problems = []
     classes = Counter(str(o.classification) for o in outcomes)
     for n, outcome in enumerate(outcomes):
         problems.extend(outcome.problems)
-        if n in losers:
-            problems.append(losers[n])
+        if n in chosen.losers:
+            problems.append(chosen.losers[n])
+    jobs = [o.summary for n, o in enumerate(outcomes) if o.summary and n in chosen.published]
     return BuildReport(
         output=options.output,
         logs=len(logs),
-        jobs=[o.summary for n, o in enumerate(outcomes) if o.summary and n not in losers],
+        jobs=jobs,
         running=[o.running for o in outcomes if o.running is not None],
         problems=problems,
         files_written=0,
@@ -406,4 +458,5 @@ def _report(
         rebuilt=rebuilt,
         up_to_date=up_to_date,
         classifications={str(k): classes[str(k)] for k in Classification},
+        retention_dropped=chosen.completed - len(jobs),
     )

@@ -105,7 +105,7 @@ def check_lines(report: CheckReport) -> list[str]:
     lines = [f"{_where(p)}: {severity_of(p.kind)}: {p.kind}: {p.message}" for p in report.problems]
     classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
     lines.append(
-        f"Checked {_plural(report.logs, 'log')} in {report.log_dir}"
+        f"Checked {_plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
         + (f": {classes}." if classes else ".")
     )
     found = [_plural(report.count(s), s) for s in SEVERITIES if report.count(s)]
@@ -124,7 +124,7 @@ def check_json(report: CheckReport) -> str:
         by_kind[str(p.kind)] += 1
     return _dump(
         {
-            "log_dir": str(report.log_dir),
+            "log_dirs": [str(d) for d in report.log_dirs],
             "ok": report.ok,
             "logs": report.logs,
             "publishable": report.publishable,

@@ -208,8 +208,9 @@ def watched_paths(options: object, output: Path) -> list[Path]:
     paths = [default_template_dir()]
     for f in fields(options):  # type: ignore[arg-type]
         value = getattr(options, f.name)
-        if isinstance(value, Path) and value != output and value.exists():
-            paths.append(value)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, Path) and item != output and item.exists():
+                paths.append(item)
     return paths
 
 

@@ -50,6 +50,11 @@ def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
     return job_root(job_id) / "stages" / stage_segment / INDEX
 
 
+def raw_log(job_id: str) -> PurePosixPath:
+    """Return the file of a job's original event log, gzip-compressed."""
+    return job_root(job_id) / "eventlog.gz"
+
+
 def operator_page(slug: str) -> PurePosixPath:
     """Return the file of an operator Markdown page."""
     return PurePosixPath(OPERATOR_PAGES_DIR) / slug / INDEX

@@ -8,6 +8,7 @@ import ctypes.util
 import os
 import secrets
 import shutil
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from sitegen.errors import UsageError, WriteError
@@ -96,6 +97,19 @@ class SiteWriter:
             os.close(fd)
         os.replace(tmp, path)
         self.bytes_written += len(data)
+
+    def write_chunks(self, rel: PurePosixPath | str, chunks: Iterable[bytes]) -> int:
+        """Write a stream of chunks to ``rel`` (temporary name, then rename); return its size."""
+        path = self.claim(rel)
+        tmp = f"{path.parent}/.{path.name}.tmp{os.getpid()}"
+        size = 0
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                size += len(chunk)
+        os.replace(tmp, path)
+        self.bytes_written += size
+        return size
 
     def adopt(self, rel: PurePosixPath | str, source: Path) -> None:
         """Move a directory another writer filled (a worker's part) into place."""

@@ -38,5 +38,5 @@ def example_logs(tmp_path: Path) -> Path:
 def example_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport]:
     """The bundled examples built once per session (read-only for tests)."""
     root = tmp_path_factory.mktemp("example-site")
-    report = build(BuildOptions(log_dir=EXAMPLE_LOG_DIR, output=root / "site", workers=2))
+    report = build(BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=root / "site", workers=2))
     return root / "site", report

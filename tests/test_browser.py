@@ -62,7 +62,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         ),
         seed=5,
     )
-    build(BuildOptions(log_dir=root / "logs", output=root / "site", workers=1))
+    build(BuildOptions(log_dirs=root / "logs", output=root / "site", workers=1))
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

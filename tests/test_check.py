@@ -72,7 +72,7 @@ def test_check_json_is_one_object(tmp_path: Path) -> None:
     out = json.loads(result.output)
     problems = out.pop("problems")
     assert out == {
-        "log_dir": str(logs),
+        "log_dirs": [str(logs)],
         "ok": False,
         "logs": 12,
         "publishable": 3,

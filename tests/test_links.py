@@ -36,7 +36,7 @@ def odd_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         spec = JobSpec(job_id=job_id, job_name=f"job {job_id}", stages=2, tasks_per_stage=3)
         spec.start_ms = BASE_TIME_MS + n * 1000
         write_log(logs, spec, seed=n)
-    build(BuildOptions(log_dir=logs, output=root / "site", workers=1))
+    build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
     return root / "site"
 
 
@@ -63,7 +63,7 @@ def test_jobs_list_is_paginated(tmp_path: Path) -> None:
         spec = JobSpec(job_id=f"job{n:03d}", job_name="q", stages=1, tasks_per_stage=1)
         spec.start_ms = BASE_TIME_MS + n * 1000
         write_log(logs, spec, seed=n)
-    build(BuildOptions(log_dir=logs, output=tmp_path / "site", workers=1))
+    build(BuildOptions(log_dirs=logs, output=tmp_path / "site", workers=1))
     site = tmp_path / "site"
     first, second = site / "index.html", site / "list" / "2" / "index.html"
     assert first.read_text().count('href="jobs/job') == 50
@@ -87,7 +87,7 @@ def test_hostile_payload_shapes_still_publish(tmp_path: Path) -> None:
         b'"dot":"digraph G {', b'"dot":"strict digraph { x -> y; subgraph cluster_q {'
     )
     path.write_bytes(b"".join([*lines[:-1], end]))
-    report = build(BuildOptions(log_dir=logs, output=tmp_path / "site", workers=1))
+    report = build(BuildOptions(log_dirs=logs, output=tmp_path / "site", workers=1))
     assert report.published == 1
     stages = sorted(p.parent.name for p in (tmp_path / "site/jobs/odd/stages").glob("*/index.html"))
     assert stages == ["1", "1-2", "stage-3"]

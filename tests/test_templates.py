@@ -102,7 +102,7 @@ def test_options_robots_title_templates_pages_and_notes(tmp_path: Path) -> None:
 
 
 def test_build_options_defaults_keep_the_shipped_look(tmp_path: Path) -> None:
-    options = BuildOptions(log_dir=EXAMPLE_LOG_DIR, output=tmp_path / "site", workers=1)
+    options = BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=tmp_path / "site", workers=1)
     assert options.robots is False and options.title == "Ballista job history"
     report = build(options)
     assert report.published == 12

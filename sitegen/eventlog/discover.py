@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sitegen.errors import UsageError
@@ -24,6 +25,9 @@ class LogFile:
     running: bool
     size: int
     mtime_ns: int
+    # How reports and the manifest name the log: the file name, prefixed with its
+    # directory's name when several event-log dirs are read.
+    key: str = ""
 
 
 def split_name(name: str) -> tuple[str, bool] | None:
@@ -42,6 +46,21 @@ def check_log_dir(log_dir: Path) -> None:
         raise UsageError("event-log dir is not a directory", log_dir)
     if not os.access(log_dir, os.R_OK | os.X_OK):
         raise UsageError("event-log dir is not readable", log_dir)
+
+
+def discover_all(log_dirs: Sequence[Path]) -> list[LogFile]:
+    """List the logs of every dir in order; with several dirs, keys name the dir too."""
+    if len(log_dirs) == 1:
+        return discover(log_dirs[0])
+    found = []
+    labels: set[str] = set()
+    for n, log_dir in enumerate(log_dirs):
+        label = log_dir.resolve().name or f"dir{n + 1}"
+        if label in labels:
+            label = f"{label}#{n + 1}"
+        labels.add(label)
+        found += [replace(log, key=f"{label}/{log.key}") for log in discover(log_dir)]
+    return found
 
 
 def discover(log_dir: Path) -> list[LogFile]:
@@ -72,6 +91,7 @@ def discover(log_dir: Path) -> list[LogFile]:
                 running=parsed[1],
                 size=st.st_size if st else 0,
                 mtime_ns=st.st_mtime_ns if st else 0,
+                key=entry.name,
             )
         )
     return found
