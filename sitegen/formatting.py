@@ -99,3 +99,13 @@ def clock(ms: int | None) -> str:
 def percent(part: int, whole: int) -> str:
     """Return ``42%`` (a dash when there is no whole)."""
     return NONE if whole <= 0 else f"{100 * part // whole}%"
+
+
+def filesize(size: int | None) -> str:
+    """Return ``512 B``, ``12.3 KB``, ``4.5 MB`` or ``1.2 GB`` (powers of 1,000)."""
+    if size is None:
+        return NONE
+    for scale, unit in ((1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"

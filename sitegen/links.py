@@ -33,6 +33,10 @@ class Linker:
         """Return the link to a stage's page."""
         return self(urls.stage_page(job_id, segment))
 
+    def raw_log(self, job_id: str) -> str:
+        """Return the link to a job's gzip-compressed original event log."""
+        return self(urls.raw_log(job_id))
+
     def static(self, name: str) -> str:
         """Return the link to a shipped asset."""
         return self(urls.static(name))

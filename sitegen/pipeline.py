@@ -329,6 +329,8 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     old = None if options.clean else manifest.load(options.output)
     if old is not None and old.fingerprint != fingerprint:
         old = None
+    # What the published site holds, taken before reused entries are updated below.
+    old_roots = _roots(old.logs.values()) if old else set()
     reused: dict[int, LogEntry] = {}
     for n, log in enumerate(logs):
         entry = _unchanged(log, old.logs.get(log.key) if old else None)
@@ -399,7 +401,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             publication.publish()
         else:
             writer.write(MANIFEST_NAME, manifest.encode(record))
-            gone = _roots(old.logs.values()) - _roots(entries.values())
+            gone = old_roots - _roots(entries.values())
             stale = set(old.site_files) - set(listing)
             publication.update(moves, listing, sorted(gone | stale))
     except BaseException:

@@ -45,20 +45,25 @@ SHOWN_PROBLEMS = 10
 
 def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     """Return the human summary: jobs published, logs skipped by reason, time taken."""
+    jobs = f"{report.published:,} jobs"
+    if report.retention_dropped:
+        jobs = f"{report.published:,} of {report.published + report.retention_dropped:,} jobs"
     if report.up_to_date:
         lines = [
-            f"{report.output} is up to date: {report.published} jobs from {report.logs} logs, "
+            f"{report.output} is up to date: {jobs} from {report.logs:,} logs, "
             f"nothing changed ({report.seconds:.2f} s)."
         ]
     else:
-        detail = f"{report.files_written} files"
+        detail = f"{report.files_written:,} files"
         if report.rebuilt < report.logs:
             read = "log" if report.rebuilt == 1 else "logs"
             detail += f"; {report.rebuilt} {read} read, {report.logs - report.rebuilt} unchanged"
         lines = [
-            f"Published {report.published} jobs from {report.logs} logs to {report.output} "
+            f"Published {jobs} from {report.logs:,} logs to {report.output} "
             f"({detail}) in {report.seconds:.2f} s."
         ]
+    if report.retention_dropped:
+        lines.append(f"{report.retention_dropped:,} completed jobs are outside the retention.")
     if report.archive is not None:
         a = report.archive
         lines.append(f"Archived the site to {a.path} ({a.files} files, {a.bytes} bytes).")
@@ -89,6 +94,7 @@ def summary_json(report: BuildReport) -> str:
             "output": str(report.output),
             "logs": report.logs,
             "jobs_published": report.published,
+            "jobs_outside_retention": report.retention_dropped,
             "classifications": report.classifications,
             "skipped": dict(sorted(report.skipped.items())),
             "files_written": report.files_written,

@@ -25,6 +25,7 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
         "output": str(out),
         "logs": 14,
         "jobs_published": 12,
+        "jobs_outside_retention": 0,
         "classifications": {
             "completed": 12,
             "incomplete": 1,

@@ -17,7 +17,7 @@ GZIP_WBITS = 31  # zlib writes a gzip member with a zero timestamp: reproducible
 
 def gzip_chunks(path: Path) -> Iterator[bytes]:
     """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly."""
-    if compression.compression_of(path) == "gz":
+    if compression.compression_of(path) == "gzip":
         with path.open("rb") as raw:
             while chunk := raw.read(CHUNK):
                 yield chunk
