@@ -207,6 +207,10 @@ def main() -> None:
         print(f"4 incremental, one new log: {t_incr:8.2f} s   [{line}]")
         t_noop, _, line = run_build(logs, out / "site")
         print(f"5 no-op, nothing changed: {t_noop:8.2f} s   [{line}]")
+        t_python = timed(subprocess.run, [sys.executable, "-c", "pass"])
+        print(
+            f"  (a bare `python -c pass` takes {t_python:.2f} s on this machine: part of 4 and 5)"
+        )
     finally:
         added.unlink()
     t_small, rss_small, line = run_build(small, out / "site-small")

@@ -92,6 +92,23 @@ def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
     assert again.published == 13 and sorted(again.skipped) == ["incomplete", "malformed"]
 
 
+def test_changed_template_rebuilds_everything_as_clean(tmp_path: Path, example_logs: Path) -> None:
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site, templates_dir=theme))
+    assert build(BuildOptions(example_logs, site, templates_dir=theme)).up_to_date
+    from sitegen.templates import default_template_dir
+
+    shipped = (default_template_dir() / "404.html").read_text()
+    (theme / "404.html").write_text(shipped.replace("Not found", "Nothing here"))
+    report = build(BuildOptions(example_logs, site, templates_dir=theme))
+    assert report.rebuilt == report.logs == 14
+    assert "Nothing here" in (site / "404.html").read_text()
+    build(BuildOptions(example_logs, tmp_path / "clean", templates_dir=theme))
+    assert tree(site) == tree(tmp_path / "clean")
+
+
 def test_no_op_build_writes_nothing(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))

@@ -1,0 +1,40 @@
+"""A tiny run of the benchmark script, so it cannot rot (the real run is `python benchmarks/build.py`)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_benchmark_smoke_run(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks/build.py"),
+            "--jobs",
+            "6",
+            "--tasks",
+            "5",
+            "--small-jobs",
+            "20",
+            "--work-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("corpus: 6 jobs x 4 stages x 5 tasks")
+    assert "Published 6 jobs from 6 logs" in run.stdout
+    assert "1 log read, 6 unchanged" in run.stdout
+    assert "is up to date: 7 jobs from 7 logs" in run.stdout
+    ratios = dict(re.findall(r"^(\d/\d) .*:\s+([0-9.]+)$", run.stdout, flags=re.M))
+    assert set(ratios) == {"3/1", "3/2", "4/3", "5/3"}
+    assert all(float(v) > 0 for v in ratios.values())
+    assert lines[-4].startswith("3/1")
