@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,7 +167,7 @@ def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
 
     try:
         options = _options(**rest)
-        bar = ProgressBar(click.get_text_stream("stderr"))
+        bar = ProgressBar(sys.stderr)
         bar.enabled = bar.enabled and not quiet and fmt == "text"
         try:
             report = build(options, progress=bar)

@@ -111,10 +111,11 @@ def test_unreadable_log_dir(tmp_path: Path) -> None:
     assert result.output == f"Error: {tmp_path / 'f'}: event-log dir is not a directory\n"
 
 
-def test_build_defaults_to_bundled_examples(tmp_path: Path) -> None:
-    with CliRunner().isolated_filesystem(temp_dir=tmp_path) as cwd:
-        result = CliRunner().invoke(cli, ["build"])
-        tmp_path = Path(cwd)
+def test_build_defaults_to_bundled_examples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["build"])
     assert result.exit_code == 0
     assert result.output.startswith("Published 12 jobs from 14 logs to site ")
     assert (tmp_path / "site/index.html").is_file()
