@@ -26,6 +26,8 @@ class LogOutcome:
     roots: list[str] = field(default_factory=list)
     files: int = 0
     bytes: int = 0
+    # SHA-256 of the log, taken by the worker that read it (hashing is parallel too).
+    sha256: str = ""
 
 
 @dataclass

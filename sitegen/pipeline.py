@@ -198,7 +198,10 @@ def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     read = read_log(log.path)
     verdict = judge(log, read)
     outcome = LogOutcome(
-        file=log.key, classification=read.classification, problems=verdict.problems
+        file=log.key,
+        classification=read.classification,
+        problems=verdict.problems,
+        sha256=manifest.file_digest(log.path),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
@@ -380,9 +383,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             if published:
                 files += outcome.files
                 bytes_ += outcome.bytes
-            entry = reused.get(n) or LogEntry(
-                log.size, log.mtime_ns, manifest.file_digest(log.path), outcome
-            )
+            entry = reused.get(n) or LogEntry(log.size, log.mtime_ns, outcome.sha256, outcome)
             entry.outcome, entry.mtime_ns, entry.published = outcome, log.mtime_ns, published
             entries[log.key] = entry
         report = _report(options, logs, outcomes, chosen, started, rebuilt=len(fresh))
