@@ -2,7 +2,8 @@
 
 Every link is relative (the site works from ``file://``, under a sub-path and at a
 host's root), ends in an explicit ``index.html`` or file name (``file://`` has no
-directory index), and percent-encodes every segment that came from a log.
+directory index), and percent-encodes every segment that came from a log. A job's
+pages share one directory, ``jobs/<id>/``, which the pipeline moves into place whole.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def job_page(job_id: str) -> PurePosixPath:
 
 
 def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
-    """Return the file of one stage's page."""
-    return job_root(job_id) / "stages" / stage_segment / INDEX
+    """Return the file of one stage's page, beside the job page."""
+    # A file, not a directory per stage: creating directories dominates the cost of a build.
+    return job_root(job_id) / f"stage-{stage_segment}.html"
 
 
 def operator_page(slug: str) -> PurePosixPath:
@@ -67,7 +69,7 @@ def api_file(template: str, **segments: str) -> PurePosixPath:
 
 
 def stage_segments(stage_ids: list[str]) -> list[str]:
-    """Return a safe directory name per stage, unique even when ids repeat (ids are untrusted)."""
+    """Return a safe file-name part per stage, unique even when ids repeat (ids are untrusted)."""
     taken: set[str] = set()
     result = []
     for n, stage_id in enumerate(stage_ids, 1):

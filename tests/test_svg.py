@@ -68,7 +68,7 @@ def test_layout_survives_cycles_and_self_loops() -> None:
 
 def test_dag_svg_is_well_formed_and_escaped() -> None:
     graph = dotgraph.parse(BALLISTA_DOT)
-    svg = dag.stage_dag(graph, {"1": "stages/1/index.html?a=<b>"}, 'title "x"')
+    svg = dag.stage_dag(graph, {"1": "stage-1.html?a=<b>"}, 'title "x"')
     root = ET.fromstring(svg)
     assert len(root.findall(".//{http://www.w3.org/2000/svg}g")) == 3
     assert "<script>" not in svg and "&lt;script&gt;" in svg

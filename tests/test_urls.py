@@ -9,11 +9,13 @@ from sitegen.links import Linker
 def test_links_are_relative_and_encoded() -> None:
     page = urls.stage_page("a b", "1")
     link = Linker(page)
-    assert link.jobs() == "../../../../index.html"
-    assert link.job("50%#?") == "../../../../jobs/50%25%23%3F/index.html"
-    assert link.static("style.css") == "../../../../static/style.css"
-    assert link.api("job/{job_id}/dot", job_id="x y") == "../../../../api/job/x%20y/dot"
-    assert link.api("job/{job_id}", job_id="x y") == "../../../../api/job/x%20y/index.json"
+    assert page == PurePosixPath("jobs/a b/stage-1.html")
+    assert link.jobs() == "../../index.html"
+    assert link.job("50%#?") == "../../jobs/50%25%23%3F/index.html"
+    assert link.stage("a b", "2") == "../../jobs/a%20b/stage-2.html"
+    assert link.static("style.css") == "../../static/style.css"
+    assert link.api("job/{job_id}/dot", job_id="x y") == "../../api/job/x%20y/dot"
+    assert link.api("job/{job_id}", job_id="x y") == "../../api/job/x%20y/index.json"
     assert Linker(PurePosixPath("index.html")).jobs(3) == "list/3/index.html"
 
 
