@@ -147,7 +147,7 @@ class PageRenderer:
         job_id = summary.job_id
         page = urls.job_page(job_id)
         note = note_for(self.notes_dir, job_id)
-        job, _graph, index = job_page(read, summary, page, note)
+        job = job_page(read, summary, page, note)
         writer.write(page, self.render("job.html", page, job=job))
         for info in job.stages:
             stage_file = urls.stage_page(job_id, info.segment)
@@ -161,7 +161,7 @@ class PageRenderer:
                     info=info,
                     graph_svg=graph_svg,
                     histogram_svg=hist_svg,
-                    task_rows=task_rows(info, index),
+                    task_rows=task_rows(info),
                     failures=failures(info),
                 ),
             )
