@@ -3,6 +3,9 @@ from __future__ import annotations
 import itertools
 import xml.etree.ElementTree as ET
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from sitegen import dotgraph
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.svg import dag, histogram, timeline
@@ -109,3 +112,29 @@ def test_histogram() -> None:
     assert sum(1 for r in root.iter("{http://www.w3.org/2000/svg}rect")) >= 2
     assert histogram.histogram([], "h") == ""
     ET.fromstring(histogram.histogram([7], "one"))
+
+
+def _first_free_rows(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
+    """The plain definition of the lane packing: each task takes the lowest free row."""
+    rows_end: list[int] = []
+    placed = []
+    for task in sorted(tasks, key=lambda t: (t.start_exec_time, t.end_exec_time, t.task_id)):
+        for row, end in enumerate(rows_end):
+            if end <= task.start_exec_time:
+                rows_end[row] = task.end_exec_time
+                break
+        else:
+            row = len(rows_end)
+            if row < timeline.MAX_ROWS:
+                rows_end.append(task.end_exec_time)
+            else:
+                row = timeline.MAX_ROWS - 1
+        placed.append((row, task))
+    return placed
+
+
+@given(st.lists(st.tuples(st.integers(1, 400), st.integers(-5, 300)), max_size=150))
+@example([(10, 50)] * 60 + [(70, 5), (30, 10)])  # more than MAX_ROWS at once
+def test_lane_packing_takes_the_first_free_row(spans: list[tuple[int, int]]) -> None:
+    tasks = [_task(1, n, "e", start, start + took) for n, (start, took) in enumerate(spans)]
+    assert timeline._pack(tasks) == _first_free_rows(tasks)
