@@ -297,7 +297,13 @@ def stage_pictures(info: StageInfo, job_id: str) -> tuple[Markup, Markup]:
     graph = ""
     if info.graph is not None and info.graph.operators:
         graph = dag.operator_graph(info.graph, f"Operators of stage {info.stage.stage_id}")
-    durations = [d for d in (t.duration for t in info.stage.task_list) if d is not None and d >= 0]
+    durations = []
+    for t in info.stage.task_list:  # TaskSummary.duration, inlined: one per task
+        took = t.exec_duration
+        if took is None and t.start_exec_time is not None and t.end_exec_time is not None:
+            took = t.end_exec_time - t.start_exec_time
+        if took is not None and took >= 0:
+            durations.append(took)
     if not durations:
         durations = [max(0, t.end_exec_time - t.start_exec_time) for t in info.task_ends]
     hist = histogram.histogram(
