@@ -109,7 +109,7 @@ def task_rows(stage: StageInfo) -> Markup:
     """
     exact, by_time, by_id = _executors(stage.task_ends)
     badges: dict[str, str] = {}
-    durations: dict[int, str] = {}
+    took_cells: dict[int | None, str] = {None: _EMPTY_CELL}  # durations repeat
     sec, milli = SECONDS, MILLIS  # clock(), inlined: three per row
     out = []
     for task, state in zip(stage.stage.task_list, stage.states, strict=True):
@@ -129,21 +129,15 @@ def task_rows(stage: StageInfo) -> Markup:
         took = task.exec_duration
         if took is None and start is not None and stop is not None:
             took = stop - start
-        if took is None:
-            took_cell = _EMPTY_CELL
-        else:
-            text = durations.get(took)
-            if text is None:
-                text = durations[took] = duration(took)
-            took_cell = f'<td data-v="{took}">{text}</td>'
+        took_cell = took_cells.get(took)
+        if took_cell is None:
+            took_cell = took_cells[took] = f'<td data-v="{took}">{duration(took)}</td>'
         parts = task.partition_id
-        if parts is None:
-            shown = NONE
-        elif parts.__class__ is list:
-            # Digits and commas only: nothing to escape.
-            shown = ", ".join(map(str, parts)) or NONE
+        # Digits and commas only: nothing to escape.
+        if parts.__class__ is list:
+            shown = str(parts[0]) if len(parts) == 1 else ", ".join(map(str, parts)) or NONE
         else:
-            shown = str(parts)
+            shown = NONE if parts is None else str(parts)
         n_in, n_out = task.input_rows, task.output_rows
         in_cell = (
             _EMPTY_CELL

@@ -8,6 +8,7 @@ pages share one directory, ``jobs/<id>/``, which the pipeline moves into place w
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import PurePosixPath
@@ -29,6 +30,7 @@ OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+@functools.cache
 def jobs_list(page: int) -> PurePosixPath:
     """Return the file of page ``page`` (1-based) of the jobs list; page 1 is the site index."""
     if page <= 1:
@@ -46,10 +48,15 @@ def job_page(job_id: str) -> PurePosixPath:
     return job_root(job_id) / INDEX
 
 
+def stage_file_name(stage_segment: str) -> str:
+    """Return the file name of one stage's page within its job's directory."""
+    return f"stage-{stage_segment}.html"
+
+
 def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
     """Return the file of one stage's page, beside the job page."""
     # A file, not a directory per stage: creating directories dominates the cost of a build.
-    return job_root(job_id) / f"stage-{stage_segment}.html"
+    return job_root(job_id) / stage_file_name(stage_segment)
 
 
 def operator_page(slug: str) -> PurePosixPath:
@@ -62,6 +69,7 @@ def static(name: str) -> PurePosixPath:
     return PurePosixPath(STATIC_DIR) / name
 
 
+@functools.lru_cache(maxsize=1024)
 def api_file(template: str, **segments: str) -> PurePosixPath:
     """Return the exact-body file of an ``/api`` endpoint (a link that works everywhere)."""
     (endpoint,) = (e for e in ALL_ENDPOINTS if e.template == template)
@@ -94,8 +102,15 @@ def root_of(page: PurePosixPath) -> str:
     return "../" * (len(page.parts) - 1)
 
 
-def href(page: PurePosixPath, target: PurePosixPath, fragment: str = "") -> str:
-    """Return the relative link from ``page`` to ``target``, every segment percent-encoded."""
+# Every page links to the same few files (assets, nav, its job's API files): remember them.
+@functools.lru_cache(maxsize=4096)
+def encoded(target: PurePosixPath | str) -> str:
+    """Return a site file's path as a relative URL, every segment percent-encoded."""
     # safe="" also encodes "%", so an id like "a%2Fb" stays a literal directory name on file://.
-    link = root_of(page) + "/".join(quote(part, safe="") for part in target.parts)
+    return "/".join(quote(part, safe="") for part in PurePosixPath(target).parts)
+
+
+def href(page: PurePosixPath, target: PurePosixPath | str, fragment: str = "") -> str:
+    """Return the relative link from ``page`` to ``target``, every segment percent-encoded."""
+    link = root_of(page) + encoded(target)
     return f"{link}#{fragment}" if fragment else link

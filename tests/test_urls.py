@@ -36,9 +36,14 @@ def test_lane_anchor_is_a_safe_token() -> None:
     assert anchor == urls.lane_anchor('ex"ec <1> #2')
 
 
-def test_fast_job_link_matches_the_url_table() -> None:
+def test_fast_links_match_the_url_table() -> None:
     for page in (PurePosixPath("index.html"), urls.jobs_list(7), urls.stage_page("x", "1")):
         link = Linker(page)
         for job_id in ("abc", "a b%#?+é"):
             assert link.job(job_id) == urls.href(page, urls.job_page(job_id))
             assert link.job(job_id, "lane-1") == urls.href(page, urls.job_page(job_id), "lane-1")
+            for segment in ("1", "stage-3", "x.y_z"):
+                assert link.stage(job_id, segment) == urls.href(
+                    page, urls.stage_page(job_id, segment)
+                )
+        assert link.static("a b.css") == urls.href(page, urls.static("a b.css"))
