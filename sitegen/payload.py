@@ -88,7 +88,7 @@ def task_statuses(values: Iterable[Any]) -> list[TaskStatus]:
     return [SUCCESSFUL if value == "Successful" else task_status(value) for value in values]
 
 
-class Percentiles(msgspec.Struct, frozen=True):
+class Percentiles(msgspec.Struct, frozen=True, gc=False):
     """min / p25 / median / p75 / max of a per-task quantity."""
 
     min: int | None = None
@@ -110,7 +110,7 @@ def percentiles(value: Any) -> Percentiles | None:
     return Percentiles(*(as_int(value.get(k)) for k in PERCENTILE_KEYS))
 
 
-class TaskSummary(msgspec.Struct, frozen=True):
+class TaskSummary(msgspec.Struct, frozen=True, gc=False):
     """One row of a stage's task list (field names as in the payload)."""
 
     id: int | None = None
