@@ -26,6 +26,7 @@ _TOKEN = re.compile(
 _STAGE_LABEL = re.compile(r"^\s*Stage\s+(\S+?)(?:\s*\[(.*)\])?\s*$", re.DOTALL)
 _NODE_STAGE = re.compile(r"^stage_([^_]+)_")
 _ESCAPES = {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 @dataclass
@@ -80,18 +81,10 @@ def _unquote(token: str) -> str:
     if not token.startswith('"'):
         return token
     body = token[1:-1] if len(token) > 1 and token.endswith('"') else token[1:]
-    out = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            out.append(_ESCAPES.get(nxt, "\\" + nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    if "\\" not in body:
+        return body
+    # A backslash and the character after it, left to right; a lone trailing one stays.
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
 
 
 def _tokens(dot: str) -> list[tuple[str, str]]:

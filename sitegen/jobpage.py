@@ -57,8 +57,19 @@ class ApiLink:
     """One JSON/text endpoint of the job: its REST path and the file that holds it."""
 
     rest_path: str
-    file: PurePosixPath
+    template: str
+    segments: tuple[tuple[str, str], ...]
     content_type: str
+
+    @property
+    def file(self) -> PurePosixPath:
+        """Return the site file holding the endpoint's exact body."""
+        return urls.api_file(self.template, **dict(self.segments))
+
+    @property
+    def href(self) -> str:
+        """Return that file's path from the site root, percent-encoded (prefix it with root)."""
+        return urls.api_href(self.template, **dict(self.segments))
 
 
 def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
@@ -73,8 +84,14 @@ def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
         )
         for segments in combos:
             rest = "/api/" + endpoint.template.format(**segments)
-            file = urls.api_file(endpoint.template, **segments)
-            found.append(ApiLink(rest, file, endpoint.body.value.split(";")[0]))
+            found.append(
+                ApiLink(
+                    rest,
+                    endpoint.template,
+                    tuple(segments.items()),
+                    endpoint.body.value.split(";")[0],
+                )
+            )
     return found
 
 

@@ -42,4 +42,4 @@ class Linker:
 
     def api(self, template: str, **segments: str) -> str:
         """Return the link to an API endpoint's exact-body file."""
-        return self(urls.api_file(template, **segments))
+        return self.root + urls.api_href(template, **segments)

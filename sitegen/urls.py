@@ -14,7 +14,7 @@ import re
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from sitegen.layout import ALL_ENDPOINTS, endpoint_file
+from sitegen.layout import ALL_ENDPOINTS, INDEX_JSON, endpoint_file
 
 INDEX = "index.html"
 JOBS_PER_PAGE = 50
@@ -74,6 +74,18 @@ def api_file(template: str, **segments: str) -> PurePosixPath:
     """Return the exact-body file of an ``/api`` endpoint (a link that works everywhere)."""
     (endpoint,) = (e for e in ALL_ENDPOINTS if e.template == template)
     return endpoint_file(endpoint, **segments)
+
+
+_PREFIXES = frozenset(e.template for e in ALL_ENDPOINTS if e.is_prefix)
+
+
+def api_href(template: str, **segments: str) -> str:
+    """Return ``encoded(api_file(template, **segments))``, built straight from the template."""
+    # Spelled out: the job page links every API file of its job, each a new path.
+    parts = [quote(segments[p[1:-1]], safe="") if p[0] == "{" else p for p in template.split("/")]
+    if template in _PREFIXES:
+        parts.append(INDEX_JSON)
+    return "api/" + "/".join(parts)
 
 
 def stage_segments(stage_ids: list[str]) -> list[str]:

@@ -138,3 +138,29 @@ def _first_free_rows(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
 def test_lane_packing_takes_the_first_free_row(spans: list[tuple[int, int]]) -> None:
     tasks = [_task(1, n, "e", start, start + took) for n, (start, took) in enumerate(spans)]
     assert timeline._pack(tasks) == _first_free_rows(tasks)
+
+
+def _unquote_by_hand(token: str) -> str:
+    """The plain definition of DOT string unquoting, one character at a time."""
+    if not token.startswith('"'):
+        return token
+    body = token[1:-1] if len(token) > 1 and token.endswith('"') else token[1:]
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            out.append(
+                {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}.get(
+                    body[i + 1], body[i : i + 2]
+                )
+            )
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+@given(st.text(alphabet='ab\\"nlr\n x', max_size=30))
+def test_unquote_resolves_escapes_like_the_definition(text: str) -> None:
+    for token in (text, '"' + text, '"' + text + '"'):
+        assert dotgraph._unquote(token) == _unquote_by_hand(token)

@@ -47,3 +47,9 @@ def test_fast_links_match_the_url_table() -> None:
                     page, urls.stage_page(job_id, segment)
                 )
         assert link.static("a b.css") == urls.href(page, urls.static("a b.css"))
+        for template in ("jobs", "job/{job_id}", "job/{job_id}/stage/{stage_id}/dot"):
+            segments = {"job_id": "a b%#?+é", "stage_id": "7"}
+            needed = {k: v for k, v in segments.items() if "{" + k + "}" in template}
+            assert link.api(template, **needed) == urls.href(
+                page, urls.api_file(template, **needed)
+            )
