@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 import xml.etree.ElementTree as ET
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -96,14 +97,34 @@ def test_timeline_has_a_lane_per_executor_and_a_bar_per_task() -> None:
     svg = timeline.timeline(tasks, lambda s: s, lambda e: f"lane-{len(e)}", "t")
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
-    assert len(root.findall(f".//{ns}g")) == 2
+    assert len([g for g in root.iter(f"{ns}g") if g.get("class") == "tl-lane"]) == 2
     bars = [r for r in root.iter(f"{ns}rect") if "tl-bar" in r.get("class", "")]
     assert len(bars) == 3
     assert bars[0].get("y") != bars[1].get("y")
+    # Bars are in milliseconds since the first start, scaled onto the axis by their group.
+    assert [(b.get("x"), b.get("width")) for b in bars] == [
+        ("0", "100"),
+        ("50", "100"),
+        ("100", "200"),
+    ]
+    group = next(g for g in root.iter(f"{ns}g") if g.get("class") == "tl-bars")
+    scale = float(group.get("transform", "").split("scale(")[1].split()[0])
+    assert 300 * scale == pytest.approx(timeline.WIDTH - timeline.GUTTER - timeline.RIGHT)
     assert "failed" in (bars[2].get("class") or "")
     assert "e&lt;2&gt;" in svg
     assert timeline.timeline([], lambda s: s, str, "t") == ""
     assert timeline.timeline([_task(1, 0, "e", 0, 0)], lambda s: s, str, "t") == ""
+
+
+def test_timeline_bars_are_at_least_a_pixel_wide() -> None:
+    tasks = [_task(1, 0, "e", 1, 1), _task(1, 1, "e", 1, 1_000_001)]
+    svg = timeline.timeline(tasks, lambda s: s, str, "t")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    group = next(g for g in root.iter(f"{ns}g") if g.get("class") == "tl-bars")
+    scale = float(group.get("transform", "").split("scale(")[1].split()[0])
+    widths = [int(r.get("width", "")) for r in group.iter(f"{ns}rect")]
+    assert min(widths) * scale >= 1 > (min(widths) - 1) * scale
 
 
 def test_histogram() -> None:

@@ -40,6 +40,7 @@ def _pack(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
     """Give each overlapping task its own row within the lane (the first free row)."""
     # Tasks come by start time, so a row that is free now stays free for every later
     # task: keep the free rows in a heap (lowest first) and the busy ones by end time.
+    push, pop = heapq.heappush, heapq.heappop
     free: list[int] = []
     busy: list[tuple[int, int]] = []  # (end, row)
     rows = 0
@@ -47,9 +48,9 @@ def _pack(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
     for task in sorted(tasks, key=_ORDER):
         start = task.start_exec_time
         while busy and busy[0][0] <= start:
-            heapq.heappush(free, heapq.heappop(busy)[1])
+            push(free, pop(busy)[1])
         if free:
-            row = heapq.heappop(free)
+            row = pop(free)
         elif rows < MAX_ROWS:
             row = rows
             rows += 1
@@ -57,7 +58,7 @@ def _pack(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
             # Overflow shares the last row rather than growing forever (and frees nothing).
             placed.append((MAX_ROWS - 1, task))
             continue
-        heapq.heappush(busy, (task.end_exec_time, row))
+        push(busy, (task.end_exec_time, row))
         placed.append((row, task))
     return placed
 
@@ -89,6 +90,10 @@ def timeline(
         return ""
     span = max(t1 - t0, 1)
     scale = (WIDTH - GUTTER - RIGHT) / span
+    # Bars are drawn in whole milliseconds since t0, inside a group that scales them to the
+    # axis: integers format fast and lose nothing. A bar is at least one pixel wide.
+    bars = f'<g class="tl-bars" transform="translate({num(GUTTER)} 0) scale({scale!r} 1)">'
+    thinnest = math.ceil(1 / scale)
     # Per stage id: the bar's class; per duration: its text. Both repeat across 800 bars.
     classes: dict[int, str] = {}
     durations: dict[int, str] = {}
@@ -104,7 +109,7 @@ def timeline(
             f'<g class="tl-lane" id="{lane_id(executor)}"><title>{esc(executor)}</title>'
             f'<rect class="{band}" x="0" y="{y}" width="{num(WIDTH)}" height="{height}"/>'
             f'<text class="tl-label" x="6" y="{num(y + height / 2 + 4)}">'
-            f"{esc(clip(executor, 20))}</text>"
+            f"{esc(clip(executor, 20))}</text>{bars}"
         )
         top = y + LANE_PAD
         for row, task in placed:
@@ -127,14 +132,12 @@ def timeline(
                     cls += " failed"
                 if status.word != "Successful":
                     note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
-            x = f"{GUTTER + (start - t0) * scale:.1f}".removesuffix(".0")
-            width = (end - start) * scale
-            w = f"{width:.1f}".removesuffix(".0") if width > 1.0 else "1"
             body.append(
-                f'<rect class="{cls}" x="{x}" y="{top + row * PITCH}" width="{w}" height="{BAR}">'
+                f'<rect class="{cls}" x="{start - t0}" y="{top + row * PITCH}" '
+                f'width="{end - start if end - start > thinnest else thinnest}" height="{BAR}">'
                 f"<title>Task {task.task_id} · stage {stage_id} · {took}{note}</title></rect>"
             )
-        body.append("</g>")
+        body.append("</g></g>")
         y += height
     height = y + 4
     step = nice_step(span)
