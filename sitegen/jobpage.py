@@ -13,6 +13,7 @@ from sitegen import dot, dotgraph, payload, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.formatting import MILLIS, NONE, SECONDS, duration, rows
+from sitegen.fragments import Fragment
 from sitegen.layout import JOB_ENDPOINTS
 from sitegen.links import Linker
 from sitegen.model import JobSummary
@@ -116,7 +117,7 @@ def _executors(
     return exact, by_time, by_id
 
 
-def task_rows(stage: StageInfo) -> Markup:
+def task_rows(stage: StageInfo) -> Fragment:
     """Return the ``<tr>`` rows of a stage's task table, built as one string (fast).
 
     Cells carry no classes: the stylesheet right-aligns the numeric columns of
@@ -175,7 +176,7 @@ def task_rows(stage: StageInfo) -> Markup:
             f"</td><td>{sec[stop // 1000] + milli[stop % 1000] if stop and stop > 0 else NONE}"
             f"</td>{took_cell}{in_cell}{out_cell}</tr>"
         )
-    return Markup("\n".join(out))
+    return Fragment("\n".join(out))
 
 
 @dataclass(frozen=True)

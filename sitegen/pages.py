@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -12,6 +13,7 @@ import jinja2
 
 from sitegen import formatting, urls
 from sitegen.eventlog.reader import LogRead
+from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
 from sitegen.links import Linker
 from sitegen.markdown_pages import OperatorPage, discover_pages, note_for
@@ -80,6 +82,7 @@ class PageRenderer:
         self.notes_dir = notes_dir
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
+        self._splice = Splicer()
 
     def __getstate__(self) -> dict[str, Any]:
         """Drop the environment when pickled; workers rebuild it."""
@@ -122,20 +125,27 @@ class PageRenderer:
         items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
         return [(label, link(target), target == link.page) for label, target in items]
 
-    def render(self, template: str, page: PurePosixPath, **context: Any) -> bytes:
-        """Render one page; links in it are relative to ``page``."""
+    def render(
+        self,
+        template: str,
+        page: PurePosixPath,
+        *,
+        fragments: Sequence[Fragment] = (),
+        **context: Any,
+    ) -> bytes:
+        """Render one page; links in it are relative to ``page``; ``fragments`` go in as bytes."""
         link = Linker(page)
-        return (
-            self.env.get_template(template)
-            .render(
+        compiled = self.env.get_template(template)
+        return self._splice(
+            lambda: compiled.render(
                 u=link,
                 root=link.root,
                 site_title=self.title,
                 robots=self.robots,
                 nav=self.nav(link),
                 **context,
-            )
-            .encode()
+            ),
+            fragments,
         )
 
     def job_roots(self, job_id: str) -> list[str]:
@@ -152,6 +162,7 @@ class PageRenderer:
         for info in job.stages:
             stage_file = urls.stage_page(job_id, info.segment)
             graph_svg, hist_svg = stage_pictures(info, job_id)
+            rows = task_rows(info)
             writer.write(
                 stage_file,
                 self.render(
@@ -161,8 +172,9 @@ class PageRenderer:
                     info=info,
                     graph_svg=graph_svg,
                     histogram_svg=hist_svg,
-                    task_rows=task_rows(info),
+                    task_rows=rows,
                     failures=failures(info),
+                    fragments=[rows],
                 ),
             )
 
