@@ -27,6 +27,7 @@ _STAGE_LABEL = re.compile(r"^\s*Stage\s+(\S+?)(?:\s*\[(.*)\])?\s*$", re.DOTALL)
 _NODE_STAGE = re.compile(r"^stage_([^_]+)_")
 _ESCAPES = {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_END = ("end", "")
 
 
 @dataclass
@@ -107,12 +108,17 @@ class _Parser:
 
     def peek(self, ahead: int = 0) -> tuple[str, str]:
         """Return the token ``ahead`` places on, or an end marker."""
-        i = self.pos + ahead
-        return self.toks[i] if i < len(self.toks) else ("end", "")
+        try:  # free unless raised, and it is raised only past the end
+            return self.toks[self.pos + ahead]
+        except IndexError:
+            return _END
 
     def take(self) -> tuple[str, str]:
         """Consume and return the next token."""
-        tok = self.peek()
+        try:
+            tok = self.toks[self.pos]
+        except IndexError:
+            tok = _END
         self.pos += 1
         return tok
 

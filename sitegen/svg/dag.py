@@ -65,6 +65,14 @@ def _svg(layout: Layout, label: str, body: list[str], css_class: str, role: str)
     )
 
 
+# Recurring queries have the same stage boxes job after job: keep the last few layouts.
+# A cached Layout is shared, so nothing may change it.
+@functools.lru_cache(maxsize=256)
+def _stage_layout(boxes: tuple[Box, ...], edges: tuple[tuple[str, str], ...]) -> Layout:
+    """Lay the stage DAG out."""
+    return layered(list(boxes), list(edges), rank_gap=34, node_gap=24)
+
+
 def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
     """Return the job's stage DAG: one box per stage (status in its label), producer above."""
     boxes = []
@@ -79,7 +87,7 @@ def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
         width = max([len(head) * SANS_CHAR, *(len(t) * MONO_CHAR for t in lines), 110.0])
         height = LINE * (1 + len(lines)) + PAD * 1.5
         boxes.append(Box(stage.stage_id, width + 2 * PAD, height))
-    layout = layered(boxes, graph.stage_edges(), rank_gap=34, node_gap=24)
+    layout = _stage_layout(tuple(boxes), tuple(graph.stage_edges()))
     body = [_marker("dag-arrow"), *_edges(layout, "dag-arrow")]
     status = {s.stage_id: s.status for s in graph.stages}
     for stage_id, placed in layout.nodes.items():
