@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 NONE = "—"
@@ -31,7 +32,8 @@ def _scaled(value: int) -> str:
 # formatting floats. Away from a tie (…50 exactly, where the float's binary value decides),
 # rounding the exact quotient to the nearest step gives the same text as _scaled.
 _TENTHS = {
-    u: tuple(f"{n // 10}.{n % 10}".removesuffix(".0") + u for n in range(1001)) for u in "KM"
+    unit: tuple(f"{n // 10}.{n % 10}".removesuffix(".0") + unit for n in range(1001))
+    for unit in "KM"
 }
 _WHOLE = {unit: tuple(f"{n}{unit}" for n in range(1001)) for unit in "KM"}
 
@@ -116,21 +118,27 @@ def _second_of_day(second: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}:{sec:02d}."
 
 
-class _Seconds(dict[int, str]):
-    """``HH:MM:SS.`` by Unix second, each formatted on first use."""
+class Memo(dict[int, str]):
+    """Texts by integer, each made on first use; hot loops index it like a dict."""
 
-    def __missing__(self, second: int) -> str:
-        """Format a second not seen yet (and forget them all now and then: stay small)."""
+    def __init__(self, make: Callable[[int], str]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: int) -> str:
+        """Make a text not seen yet (and forget them all now and then: stay small)."""
         if len(self) >= 65_536:
             self.clear()
-        text = self[second] = _second_of_day(second)
+        text = self[key] = self.make(key)
         return text
 
 
 # The task times of a job fall within a few seconds: format each second once and add the
 # milliseconds from a table. Hot loops index these two directly (see ``clock``).
-SECONDS = _Seconds()
+SECONDS = Memo(_second_of_day)
 MILLIS = tuple(f"{n:03d}Z" for n in range(1000))
+# Task durations in whole milliseconds repeat across tables, timelines and jobs.
+DURATIONS = Memo(duration)
 
 
 def clock(ms: int | None) -> str:

@@ -12,7 +12,7 @@ from markupsafe import Markup
 from sitegen import dot, dotgraph, payload, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import MILLIS, NONE, SECONDS, duration, rows
+from sitegen.formatting import DURATIONS, MILLIS, NONE, SECONDS, Memo, rows
 from sitegen.fragments import Fragment
 from sitegen.layout import JOB_ENDPOINTS
 from sitegen.links import Linker
@@ -22,6 +22,8 @@ from sitegen.svg.text import status_class
 
 esc = html.escape
 _EMPTY_CELL = f"<td>{NONE}</td>"
+# A task table's duration cells, by duration: they repeat within and across jobs.
+_TOOK_CELLS = Memo(lambda took: f'<td data-v="{took}">{DURATIONS[took]}</td>')
 
 
 @dataclass
@@ -127,7 +129,6 @@ def task_rows(stage: StageInfo) -> Fragment:
     """
     exact, by_time, by_id = _executors(stage.task_ends)
     badges: dict[str, str] = {}
-    took_cells: dict[int | None, str] = {None: _EMPTY_CELL}  # durations repeat
     sec, milli = SECONDS, MILLIS  # clock(), inlined: three per row
     out = []
     for task, state in zip(stage.stage.task_list, stage.states, strict=True):
@@ -147,9 +148,7 @@ def task_rows(stage: StageInfo) -> Fragment:
         took = task.exec_duration
         if took is None and start is not None and stop is not None:
             took = stop - start
-        took_cell = took_cells.get(took)
-        if took_cell is None:
-            took_cell = took_cells[took] = f'<td data-v="{took}">{duration(took)}</td>'
+        took_cell = _EMPTY_CELL if took is None else _TOOK_CELLS[took]
         parts = task.partition_id
         # Digits and commas only: nothing to escape.
         if parts.__class__ is list:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import duration
+from sitegen.formatting import DURATIONS, duration
 from sitegen.payload import task_status
 from sitegen.svg.text import clip, esc, num
 
@@ -94,9 +94,8 @@ def timeline(
     # axis: integers format fast and lose nothing. A bar is at least one pixel wide.
     bars = f'<g class="tl-bars" transform="translate({num(GUTTER)} 0) scale({scale!r} 1)">'
     thinnest = math.ceil(1 / scale)
-    # Per stage id: the bar's class; per duration: its text. Both repeat across 800 bars.
+    # Per stage id: the bar's class (it repeats across 800 bars).
     classes: dict[int, str] = {}
-    durations: dict[int, str] = {}
 
     body: list[str] = []
     y = AXIS
@@ -120,9 +119,7 @@ def timeline(
             cls = classes.get(stage_id)
             if cls is None:
                 cls = classes[stage_id] = f"tl-bar c{colour_of(stage_id) % COLOURS}"
-            took = durations.get(end - start)
-            if took is None:
-                took = durations[end - start] = duration(end - start)
+            took = DURATIONS[end - start]
             # The tip is short (the lane already names the executor; one tip per task), and
             # only the status text can need escaping.
             note = ""
