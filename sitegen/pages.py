@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from sitegen import formatting, urls
+from sitegen import cells, formatting, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
@@ -104,6 +104,10 @@ class PageRenderer:
                 compute_time=formatting.compute_time,
                 status_class=status_class,
                 lane_id=urls.lane_anchor,
+                rows_cell=cells.rows_cell,
+                duration_cell=cells.duration_cell,
+                rows_cells=cells.rows_cells,
+                duration_cells=cells.duration_cells,
             )
             env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
             self._env = env
