@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -26,7 +27,9 @@ def _unquoted_braces(text: str) -> list[tuple[int, str]]:
     return [(m.start(), m.group()) for m in _TOKENS.finditer(text) if m.group() in "{}"]
 
 
-def clusters(dot: str) -> list[Cluster]:
+# The API files and the job page both ask for the same job's clusters: remember the last few.
+@functools.lru_cache(maxsize=8)
+def clusters(dot: str) -> tuple[Cluster, ...]:
     """Split a job DOT into its stage clusters (Ballista labels them ``Stage <id> [<status>]``)."""
     result = []
     depth = 0
@@ -55,7 +58,7 @@ def clusters(dot: str) -> list[Cluster]:
                 kept.append(line)
         if stage_id:
             result.append(Cluster(stage_id, status, "\n".join(kept)))
-    return result
+    return tuple(result)
 
 
 def stage_dot(cluster: Cluster) -> str:

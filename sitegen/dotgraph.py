@@ -26,6 +26,8 @@ _TOKEN = re.compile(
 _STAGE_LABEL = re.compile(r"^\s*Stage\s+(\S+?)(?:\s*\[(.*)\])?\s*$", re.DOTALL)
 _NODE_STAGE = re.compile(r"^stage_([^_]+)_")
 _ESCAPES = {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_END = ("end", "")
 
 
 @dataclass
@@ -80,18 +82,10 @@ def _unquote(token: str) -> str:
     if not token.startswith('"'):
         return token
     body = token[1:-1] if len(token) > 1 and token.endswith('"') else token[1:]
-    out = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            out.append(_ESCAPES.get(nxt, "\\" + nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    if "\\" not in body:
+        return body
+    # A backslash and the character after it, left to right; a lone trailing one stays.
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
 
 
 def _tokens(dot: str) -> list[tuple[str, str]]:
@@ -114,12 +108,17 @@ class _Parser:
 
     def peek(self, ahead: int = 0) -> tuple[str, str]:
         """Return the token ``ahead`` places on, or an end marker."""
-        i = self.pos + ahead
-        return self.toks[i] if i < len(self.toks) else ("end", "")
+        try:  # free unless raised, and it is raised only past the end
+            return self.toks[self.pos + ahead]
+        except IndexError:
+            return _END
 
     def take(self) -> tuple[str, str]:
         """Consume and return the next token."""
-        tok = self.peek()
+        try:
+            tok = self.toks[self.pos]
+        except IndexError:
+            tok = _END
         self.pos += 1
         return tok
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 NONE = "—"
@@ -16,10 +17,8 @@ def number(value: int | None) -> str:
     return NONE if value is None else f"{value:,}"
 
 
-def rows(value: int | None) -> str:
-    """Return a row count the short way: ``950``, ``12K``, ``1.5M``."""
-    if value is None:
-        return NONE
+def _scaled(value: int) -> str:
+    """Return a row count of 1,000 or more (or negative) as ``12K``, ``1.5M``, ``150M``."""
     for scale, unit in _UNITS:
         if abs(value) >= scale:
             scaled = value / scale
@@ -27,6 +26,33 @@ def rows(value: int | None) -> str:
             text = f"{scaled:.1f}" if abs(scaled) < 100 else f"{scaled:.0f}"
             return text.removesuffix(".0") + unit
     return str(value)
+
+
+# Task tables show two row counts per task: look the common K and M texts up instead of
+# formatting floats. Away from a tie (…50 exactly, where the float's binary value decides),
+# rounding the exact quotient to the nearest step gives the same text as _scaled.
+_TENTHS = {
+    unit: tuple(f"{n // 10}.{n % 10}".removesuffix(".0") + unit for n in range(1001))
+    for unit in "KM"
+}
+_WHOLE = {unit: tuple(f"{n}{unit}" for n in range(1001)) for unit in "KM"}
+
+
+def rows(value: int | None) -> str:
+    """Return a row count the short way: ``950``, ``12K``, ``1.5M``."""
+    if value is None:
+        return NONE
+    if 0 <= value < 1_000_000_000:
+        if value < 1_000:
+            return str(value)
+        unit, scale = ("K", 1_000) if value < 1_000_000 else ("M", 1_000_000)
+        if value < 100 * scale:  # one decimal: round to a tenth of the unit
+            step = scale // 10
+            if value % step != step // 2:
+                return _TENTHS[unit][(value + step // 2) // step]
+        elif value % scale != scale // 2:
+            return _WHOLE[unit][(value + scale // 2) // scale]
+    return _scaled(value)
 
 
 def duration(ms: float | None) -> str:
@@ -86,14 +112,40 @@ def timestamp_ms(ms: int | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def _second_of_day(second: int) -> str:
+    """Return ``HH:MM:SS.`` for a Unix second (UTC)."""
+    minutes, sec = divmod(second % 86_400, 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:{sec:02d}."
+
+
+class Memo(dict[int, str]):
+    """Texts by integer, each made on first use; hot loops index it like a dict."""
+
+    def __init__(self, make: Callable[[int], str]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: int) -> str:
+        """Make a text not seen yet (and forget them all now and then: stay small)."""
+        if len(self) >= 65_536:
+            self.clear()
+        text = self[key] = self.make(key)
+        return text
+
+
+# The task times of a job fall within a few seconds: format each second once and add the
+# milliseconds from a table. Hot loops index these two directly (see ``clock``).
+SECONDS = Memo(_second_of_day)
+MILLIS = tuple(f"{n:03d}Z" for n in range(1000))
+# Task durations in whole milliseconds repeat across tables, timelines and jobs.
+DURATIONS = Memo(duration)
+
+
 def clock(ms: int | None) -> str:
     """Return the UTC time of day ``00:05:12.345Z`` (ISO 8601, for dense task tables)."""
     if ms is None or ms <= 0:
         return NONE
-    # Plain arithmetic: this runs once per task cell, and datetime is ten times slower.
-    seconds, millis = divmod(ms % 86_400_000, 1000)
-    minutes, second = divmod(seconds, 60)
-    return f"{minutes // 60:02d}:{minutes % 60:02d}:{second:02d}.{millis:03d}Z"
+    return SECONDS[ms // 1000] + MILLIS[ms % 1000]
 
 
 def percent(part: int, whole: int) -> str:

@@ -12,7 +12,8 @@ from markupsafe import Markup
 from sitegen import dot, dotgraph, payload, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import NONE, clock, duration, rows
+from sitegen.formatting import DURATIONS, MILLIS, NONE, SECONDS, Memo, rows
+from sitegen.fragments import Fragment
 from sitegen.layout import JOB_ENDPOINTS
 from sitegen.links import Linker
 from sitegen.model import JobSummary
@@ -20,11 +21,14 @@ from sitegen.svg import dag, histogram, timeline
 from sitegen.svg.text import status_class
 
 esc = html.escape
+_EMPTY_CELL = f"<td>{NONE}</td>"
+# A task table's duration cells, by duration: they repeat within and across jobs.
+_TOOK_CELLS = Memo(lambda took: f'<td data-v="{took}">{DURATIONS[took]}</td>')
 
 
 @dataclass
 class StageInfo:
-    """One stage as the job and stage pages show it."""
+    """One stage as the job and stage pages show it, with every task status read once."""
 
     stage: payload.Stage
     segment: str
@@ -32,12 +36,23 @@ class StageInfo:
     graph: dotgraph.StageGraph | None
     task_ends: list[TaskEnd] = field(default_factory=list)
 
-    failed_tasks: int = 0
+    # One status per entry of ``stage.task_list``, in order.
+    states: list[payload.TaskStatus] = field(init=False)
+    # Failed TaskEnd attempts with their status (usually a handful).
+    failed_ends: list[tuple[TaskEnd, payload.TaskStatus]] = field(init=False)
+    failed_tasks: int = field(init=False)
 
     def __post_init__(self) -> None:
-        """Count failed attempts once (from TaskEnd records, else from the summary)."""
-        ends = sum(1 for t in self.task_ends if payload.task_status(t.status).failed)
-        self.failed_tasks = ends or sum(1 for t in self.stage.task_list if t.state.failed)
+        """Read the statuses once; count failed attempts (TaskEnd records, else the summary)."""
+        self.states = payload.task_statuses([t.status for t in self.stage.task_list])
+        failed = []
+        for end in self.task_ends:
+            if end.status != "Successful":
+                status = payload.task_status(end.status)
+                if status.failed:
+                    failed.append((end, status))
+        self.failed_ends = failed
+        self.failed_tasks = len(failed) or sum(1 for s in self.states if s.failed)
 
 
 @dataclass(frozen=True)
@@ -45,8 +60,19 @@ class ApiLink:
     """One JSON/text endpoint of the job: its REST path and the file that holds it."""
 
     rest_path: str
-    file: PurePosixPath
+    template: str
+    segments: tuple[tuple[str, str], ...]
     content_type: str
+
+    @property
+    def file(self) -> PurePosixPath:
+        """Return the site file holding the endpoint's exact body."""
+        return urls.api_file(self.template, **dict(self.segments))
+
+    @property
+    def href(self) -> str:
+        """Return that file's path from the site root, percent-encoded (prefix it with root)."""
+        return urls.api_href(self.template, **dict(self.segments))
 
 
 def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
@@ -61,88 +87,95 @@ def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
         )
         for segments in combos:
             rest = "/api/" + endpoint.template.format(**segments)
-            file = urls.api_file(endpoint.template, **segments)
-            found.append(ApiLink(rest, file, endpoint.body.value.split(";")[0]))
+            found.append(
+                ApiLink(
+                    rest,
+                    endpoint.template,
+                    tuple(segments.items()),
+                    endpoint.body.value.split(";")[0],
+                )
+            )
     return found
 
 
-class TaskIndex:
-    """Find the TaskEnd record (and so the executor) of a TaskSummary."""
+def _executors(
+    ends: list[TaskEnd],
+) -> tuple[dict[tuple[int, int, int], str], dict[tuple[int, int], str], dict[int, str | None]]:
+    """Index a stage's TaskEnd records by (task, start, end), by (start, end) and by task id.
 
-    def __init__(self, tasks: list[TaskEnd]) -> None:
-        self.by_id: dict[tuple[int, int], list[TaskEnd]] = defaultdict(list)
-        self.by_time: dict[tuple[int, int | None, int | None], TaskEnd] = {}
-        for task in tasks:
-            self.by_id[(task.stage_id, task.task_id)].append(task)
-            self.by_time[(task.stage_id, task.start_exec_time, task.end_exec_time)] = task
-
-    def find(self, stage_id: int | None, task: payload.TaskSummary) -> TaskEnd | None:
-        """Match by stage and task id with equal times, else by times, else a lone id match."""
-        if stage_id is None:
-            return None
-        candidates = self.by_id.get((stage_id, task.id), []) if task.id is not None else []
-        for cand in candidates:
-            if (
-                cand.start_exec_time == task.start_exec_time
-                and cand.end_exec_time == task.end_exec_time
-            ):
-                return cand
-        by_time = self.by_time.get((stage_id, task.start_exec_time, task.end_exec_time))
-        if by_time is not None:
-            return by_time
-        return candidates[0] if len(candidates) == 1 else None
+    The values are the escaped executor ids: executors repeat across thousands of rows.
+    """
+    exact: dict[tuple[int, int, int], str] = {}
+    by_time: dict[tuple[int, int], str] = {}
+    by_id: dict[int, str | None] = {}  # None: more than one attempt, so no lone match
+    names: dict[str, str] = {}
+    for end in ends:
+        name = names.get(end.executor_id)
+        if name is None:
+            name = names[end.executor_id] = esc(end.executor_id)
+        exact.setdefault((end.task_id, end.start_exec_time, end.end_exec_time), name)
+        by_time[(end.start_exec_time, end.end_exec_time)] = name
+        by_id[end.task_id] = None if end.task_id in by_id else name
+    return exact, by_time, by_id
 
 
-def _sorted_cell(value: int | None, text: str) -> str:
-    """Return a cell showing ``text`` that sorts by ``value``."""
-    if value is None:
-        return f"<td>{NONE}</td>"
-    return f'<td data-v="{value}">{text}</td>'
-
-
-def _rows_cell(value: int | None) -> str:
-    """Return a row-count cell: ``1.5M`` shown, the exact count on hover and for sorting."""
-    if value is None:
-        return f"<td>{NONE}</td>"
-    return f'<td data-v="{value}" title="{value:,}">{rows(value)}</td>'
-
-
-def task_rows(stage: StageInfo, index: TaskIndex) -> Markup:
+def task_rows(stage: StageInfo) -> Fragment:
     """Return the ``<tr>`` rows of a stage's task table, built as one string (fast).
 
     Cells carry no classes: the stylesheet right-aligns the numeric columns of
-    ``table.tasks`` by position, which keeps 800-task pages small.
+    ``table.tasks`` by position, which keeps 800-task pages small. The executor is the
+    one of the TaskEnd with the same task id and times, else the same times, else the
+    only TaskEnd of that task id.
     """
-    sid = payload.as_int(stage.stage.stage_id)
-    out = []
-    # Executors and statuses repeat across thousands of rows: escape each once.
-    executors: dict[str, str] = {}
+    exact, by_time, by_id = _executors(stage.task_ends)
     badges: dict[str, str] = {}
-    for task in stage.stage.task_list:
-        end = index.find(sid, task)
-        executor = NONE
-        if end is not None:
-            executor = executors.get(end.executor_id) or executors.setdefault(
-                end.executor_id, esc(end.executor_id)
-            )
-        state = task.state
-        badge = badges.get(state.word)
+    sec, milli = SECONDS, MILLIS  # clock(), inlined: three per row
+    out = []
+    for task, state in zip(stage.stage.task_list, stage.states, strict=True):
+        tid = task.id
+        launch, start, stop = task.launch_time, task.start_exec_time, task.end_exec_time
+        executor = exact.get((tid, start, stop))  # type: ignore[arg-type]
+        if executor is None:
+            executor = by_time.get((start, stop))  # type: ignore[arg-type]
+            if executor is None:
+                executor = by_id.get(tid)  # type: ignore[arg-type]
+                if executor is None:
+                    executor = NONE
+        word = state.word
+        badge = badges.get(word)
         if badge is None:
-            badge = badges[state.word] = (
-                f'<span class="badge {status_class(state.word)}">{esc(state.word)}</span>'
-            )
-        out.append(
-            f"{'<tr class=failed>' if state.failed else '<tr>'}"
-            f"<td>{NONE if task.id is None else task.id}</td>"
-            f"<td>{badge}</td>"
-            f"<td>{task.partitions or NONE}</td>"  # digits and commas only: nothing to escape
-            f"<td>{executor}</td>"
-            f"<td>{clock(task.launch_time)}</td><td>{clock(task.start_exec_time)}</td>"
-            f"<td>{clock(task.end_exec_time)}</td>"
-            f"{_sorted_cell(task.duration, duration(task.duration))}"
-            f"{_rows_cell(task.input_rows)}{_rows_cell(task.output_rows)}</tr>"
+            badge = badges[word] = f'<span class="badge {status_class(word)}">{esc(word)}</span>'
+        took = task.exec_duration
+        if took is None and start is not None and stop is not None:
+            took = stop - start
+        took_cell = _EMPTY_CELL if took is None else _TOOK_CELLS[took]
+        parts = task.partition_id
+        # Digits and commas only: nothing to escape.
+        if parts.__class__ is list:
+            shown = str(parts[0]) if len(parts) == 1 else ", ".join(map(str, parts)) or NONE
+        else:
+            shown = NONE if parts is None else str(parts)
+        n_in, n_out = task.input_rows, task.output_rows
+        in_cell = (
+            _EMPTY_CELL
+            if n_in is None
+            else f'<td data-v="{n_in}" title="{n_in:,}">{rows(n_in)}</td>'
         )
-    return Markup("\n".join(out))
+        out_cell = (
+            _EMPTY_CELL
+            if n_out is None
+            else f'<td data-v="{n_out}" title="{n_out:,}">{rows(n_out)}</td>'
+        )
+        out.append(
+            f"{'<tr class=failed>' if word == 'Failed' else '<tr>'}"
+            f"<td>{NONE if tid is None else tid}</td><td>{badge}</td><td>{shown}</td>"
+            f"<td>{executor}</td>"
+            f"<td>{sec[launch // 1000] + milli[launch % 1000] if launch and launch > 0 else NONE}"
+            f"</td><td>{sec[start // 1000] + milli[start % 1000] if start and start > 0 else NONE}"
+            f"</td><td>{sec[stop // 1000] + milli[stop % 1000] if stop and stop > 0 else NONE}"
+            f"</td>{took_cell}{in_cell}{out_cell}</tr>"
+        )
+    return Fragment("\n".join(out))
 
 
 @dataclass(frozen=True)
@@ -158,17 +191,12 @@ class Failure:
 
 def failures(stage: StageInfo) -> list[Failure]:
     """List failed attempts: every failed TaskEnd, plus failed summaries without one."""
-    found = []
-    seen = set()
-    for t in stage.task_ends:
-        status = payload.task_status(t.status)
-        if status.failed:
-            seen.add((t.start_exec_time, t.end_exec_time))
-            found.append(
-                Failure(t.task_id, t.executor_id, t.start_exec_time, status.reason, status.error)
-            )
-    for s in stage.stage.task_list:
-        state = s.state
+    found = [
+        Failure(t.task_id, t.executor_id, t.start_exec_time, status.reason, status.error)
+        for t, status in stage.failed_ends
+    ]
+    seen = {(t.start_exec_time, t.end_exec_time) for t, _ in stage.failed_ends}
+    for s, state in zip(stage.stage.task_list, stage.states, strict=True):
         if state.failed and (s.start_exec_time, s.end_exec_time) not in seen:
             found.append(Failure(s.id, "", s.start_exec_time, state.reason, state.error))
     return found
@@ -228,7 +256,7 @@ class JobPage:
 
 def job_page(
     read: LogRead, summary: JobSummary, page: PurePosixPath, note: Markup | None
-) -> tuple[JobPage, dotgraph.JobGraph, TaskIndex]:
+) -> JobPage:
     """Compute the job page's content."""
     assert read.job_end is not None
     end = read.job_end
@@ -261,21 +289,17 @@ def job_page(
         ("Physical plan", plans.physical or (start.physical_plan if start else None)),
         ("Stage plans", plans.stage),
     ]
-    return (
-        JobPage(
-            summary=summary,
-            stages=infos,
-            dag_svg=Markup(dag_svg),
-            timeline_svg=Markup(timeline_svg),
-            legend=legend,
-            plans=[(title, text) for title, text in plan_list if text],
-            config=read.config,
-            api=api_links(summary.job_id, end.dot),
-            note=note,
-            executors=len(summary.executors),
-        ),
-        graph,
-        TaskIndex(read.tasks),
+    return JobPage(
+        summary=summary,
+        stages=infos,
+        dag_svg=Markup(dag_svg),
+        timeline_svg=Markup(timeline_svg),
+        legend=legend,
+        plans=[(title, text) for title, text in plan_list if text],
+        config=read.config,
+        api=api_links(summary.job_id, end.dot),
+        note=note,
+        executors=len(summary.executors),
     )
 
 
@@ -284,7 +308,13 @@ def stage_pictures(info: StageInfo, job_id: str) -> tuple[Markup, Markup]:
     graph = ""
     if info.graph is not None and info.graph.operators:
         graph = dag.operator_graph(info.graph, f"Operators of stage {info.stage.stage_id}")
-    durations = [d for d in (t.duration for t in info.stage.task_list) if d is not None and d >= 0]
+    durations = []
+    for t in info.stage.task_list:  # TaskSummary.duration, inlined: one per task
+        took = t.exec_duration
+        if took is None and t.start_exec_time is not None and t.end_exec_time is not None:
+            took = t.end_exec_time - t.start_exec_time
+        if took is not None and took >= 0:
+            durations.append(took)
     if not durations:
         durations = [max(0, t.end_exec_time - t.start_exec_time) for t in info.task_ends]
     hist = histogram.histogram(

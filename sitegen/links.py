@@ -17,7 +17,8 @@ class Linker:
 
     def __call__(self, target: PurePosixPath | str, fragment: str = "") -> str:
         """Return the link to any site file."""
-        return urls.href(self.page, PurePosixPath(target), fragment)
+        link = self.root + urls.encoded(target)
+        return f"{link}#{fragment}" if fragment else link
 
     def jobs(self, page: int = 1) -> str:
         """Return the link to a page of the jobs list."""
@@ -30,8 +31,10 @@ class Linker:
         return f"{link}#{fragment}" if fragment else link
 
     def stage(self, job_id: str, segment: str) -> str:
-        """Return the link to a stage's page."""
-        return self(urls.stage_page(job_id, segment))
+        """Return the link to a stage's page (the same as ``self(urls.stage_page(…))``)."""
+        # Spelled out like job(): no PurePosixPath per link.
+        name = quote(urls.stage_file_name(segment), safe="")
+        return f"{self.root}{urls.JOBS_DIR}/{quote(job_id, safe='')}/{name}"
 
     def raw_log(self, job_id: str) -> str:
         """Return the link to a job's gzip-compressed original event log."""
@@ -39,8 +42,8 @@ class Linker:
 
     def static(self, name: str) -> str:
         """Return the link to a shipped asset."""
-        return self(urls.static(name))
+        return self(f"{urls.STATIC_DIR}/{name}")
 
     def api(self, template: str, **segments: str) -> str:
         """Return the link to an API endpoint's exact-body file."""
-        return self(urls.api_file(template, **segments))
+        return self.root + urls.api_href(template, **segments)

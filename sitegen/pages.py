@@ -11,8 +11,9 @@ from typing import Any
 
 import jinja2
 
-from sitegen import formatting, urls
+from sitegen import cells, formatting, urls
 from sitegen.eventlog.reader import LogRead
+from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
 from sitegen.links import Linker
 from sitegen.markdown_pages import OperatorPage, discover_pages, note_for
@@ -76,6 +77,7 @@ class PageRenderer:
         self.raw_logs = raw_logs
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
+        self._splice = Splicer()
 
     def __getstate__(self) -> dict[str, Any]:
         """Drop the environment when pickled; workers rebuild it."""
@@ -98,6 +100,10 @@ class PageRenderer:
                 filesize=formatting.filesize,
                 status_class=status_class,
                 lane_id=urls.lane_anchor,
+                rows_cell=cells.rows_cell,
+                duration_cell=cells.duration_cell,
+                rows_cells=cells.rows_cells,
+                duration_cells=cells.duration_cells,
             )
             env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
             self._env = env
@@ -119,20 +125,27 @@ class PageRenderer:
         items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
         return [(label, link(target), target == link.page) for label, target in items]
 
-    def render(self, template: str, page: PurePosixPath, **context: Any) -> bytes:
-        """Render one page; links in it are relative to ``page``."""
+    def render(
+        self,
+        template: str,
+        page: PurePosixPath,
+        *,
+        fragments: Sequence[Fragment] = (),
+        **context: Any,
+    ) -> bytes:
+        """Render one page; links in it are relative to ``page``; ``fragments`` go in as bytes."""
         link = Linker(page)
-        return (
-            self.env.get_template(template)
-            .render(
+        compiled = self.env.get_template(template)
+        return self._splice(
+            lambda: compiled.render(
                 u=link,
                 root=link.root,
                 site_title=self.title,
                 robots=self.robots,
                 nav=self.nav(link),
                 **context,
-            )
-            .encode()
+            ),
+            fragments,
         )
 
     def job_roots(self, job_id: str) -> list[str]:
@@ -144,11 +157,12 @@ class PageRenderer:
         job_id = summary.job_id
         page = urls.job_page(job_id)
         note = note_for(self.notes_dirs, job_id)
-        job, _graph, index = job_page(read, summary, page, note)
+        job = job_page(read, summary, page, note)
         writer.write(page, self.render("job.html", page, job=job))
         for info in job.stages:
             stage_file = urls.stage_page(job_id, info.segment)
             graph_svg, hist_svg = stage_pictures(info, job_id)
+            rows = task_rows(info)
             writer.write(
                 stage_file,
                 self.render(
@@ -158,8 +172,9 @@ class PageRenderer:
                     info=info,
                     graph_svg=graph_svg,
                     histogram_svg=hist_svg,
-                    task_rows=task_rows(info, index),
+                    task_rows=rows,
                     failures=failures(info),
+                    fragments=[rows],
                 ),
             )
 

@@ -25,4 +25,6 @@ def environment(override: Path | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # One environment serves one build: skip the stat() of every template per render.
+        auto_reload=False,
     )

@@ -2,17 +2,19 @@
 
 Every link is relative (the site works from ``file://``, under a sub-path and at a
 host's root), ends in an explicit ``index.html`` or file name (``file://`` has no
-directory index), and percent-encodes every segment that came from a log.
+directory index), and percent-encodes every segment that came from a log. A job's
+pages share one directory, ``jobs/<id>/``, which the pipeline moves into place whole.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from sitegen.layout import ALL_ENDPOINTS, endpoint_file
+from sitegen.layout import ALL_ENDPOINTS, INDEX_JSON, endpoint_file
 
 INDEX = "index.html"
 JOBS_PER_PAGE = 50
@@ -28,6 +30,7 @@ OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+@functools.cache
 def jobs_list(page: int) -> PurePosixPath:
     """Return the file of page ``page`` (1-based) of the jobs list; page 1 is the site index."""
     if page <= 1:
@@ -45,9 +48,15 @@ def job_page(job_id: str) -> PurePosixPath:
     return job_root(job_id) / INDEX
 
 
+def stage_file_name(stage_segment: str) -> str:
+    """Return the file name of one stage's page within its job's directory."""
+    return f"stage-{stage_segment}.html"
+
+
 def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
-    """Return the file of one stage's page."""
-    return job_root(job_id) / "stages" / stage_segment / INDEX
+    """Return the file of one stage's page, beside the job page."""
+    # A file, not a directory per stage: creating directories dominates the cost of a build.
+    return job_root(job_id) / stage_file_name(stage_segment)
 
 
 def raw_log(job_id: str) -> PurePosixPath:
@@ -65,14 +74,27 @@ def static(name: str) -> PurePosixPath:
     return PurePosixPath(STATIC_DIR) / name
 
 
+@functools.lru_cache(maxsize=1024)
 def api_file(template: str, **segments: str) -> PurePosixPath:
     """Return the exact-body file of an ``/api`` endpoint (a link that works everywhere)."""
     (endpoint,) = (e for e in ALL_ENDPOINTS if e.template == template)
     return endpoint_file(endpoint, **segments)
 
 
+_PREFIXES = frozenset(e.template for e in ALL_ENDPOINTS if e.is_prefix)
+
+
+def api_href(template: str, **segments: str) -> str:
+    """Return ``encoded(api_file(template, **segments))``, built straight from the template."""
+    # Spelled out: the job page links every API file of its job, each a new path.
+    parts = [quote(segments[p[1:-1]], safe="") if p[0] == "{" else p for p in template.split("/")]
+    if template in _PREFIXES:
+        parts.append(INDEX_JSON)
+    return "api/" + "/".join(parts)
+
+
 def stage_segments(stage_ids: list[str]) -> list[str]:
-    """Return a safe directory name per stage, unique even when ids repeat (ids are untrusted)."""
+    """Return a safe file-name part per stage, unique even when ids repeat (ids are untrusted)."""
     taken: set[str] = set()
     result = []
     for n, stage_id in enumerate(stage_ids, 1):
@@ -97,8 +119,15 @@ def root_of(page: PurePosixPath) -> str:
     return "../" * (len(page.parts) - 1)
 
 
-def href(page: PurePosixPath, target: PurePosixPath, fragment: str = "") -> str:
-    """Return the relative link from ``page`` to ``target``, every segment percent-encoded."""
+# Every page links to the same few files (assets, nav, its job's API files): remember them.
+@functools.lru_cache(maxsize=4096)
+def encoded(target: PurePosixPath | str) -> str:
+    """Return a site file's path as a relative URL, every segment percent-encoded."""
     # safe="" also encodes "%", so an id like "a%2Fb" stays a literal directory name on file://.
-    link = root_of(page) + "/".join(quote(part, safe="") for part in target.parts)
+    return "/".join(quote(part, safe="") for part in PurePosixPath(target).parts)
+
+
+def href(page: PurePosixPath, target: PurePosixPath | str, fragment: str = "") -> str:
+    """Return the relative link from ``page`` to ``target``, every segment percent-encoded."""
+    link = root_of(page) + encoded(target)
     return f"{link}#{fragment}" if fragment else link

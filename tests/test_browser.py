@@ -273,7 +273,7 @@ def test_hostile_job_name_is_text(served: tuple[str, Path], watched: Watched, sc
     page.wait_for_load_state()
     assert XSS_NAME in page.locator("h1").inner_text()
     assert page.locator("img[src=x]").count() == 0
-    page.goto(page.url.rsplit("/", 1)[0] + "/stages/1/index.html")
+    page.goto(page.url.rsplit("/", 1)[0] + "/stage-1.html")
     assert XSS_NAME in page.locator(".crumbs").inner_text()
     _shoot(page, f"xss-{scheme}")
     watched.clean()

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitegen import formatting as f
 
@@ -40,3 +44,32 @@ def test_numbers_and_times() -> None:
 )  # fmt: skip
 def test_compute_time(text: str | None, shown: str) -> None:
     assert f.compute_time(text) == shown
+
+
+def _rows_by_float(value: int) -> str:
+    """The plain definition of ``rows`` that the table lookups must agree with."""
+    for scale, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
+        if abs(value) >= scale:
+            scaled = value / scale
+            text = f"{scaled:.1f}" if abs(scaled) < 100 else f"{scaled:.0f}"
+            return text.removesuffix(".0") + unit
+    return str(value)
+
+
+@given(st.integers(min_value=-(10**15), max_value=10**15) | st.integers(0, 2 * 10**6))
+def test_rows_lookup_matches_float_formatting(value: int) -> None:
+    assert f.rows(value) == _rows_by_float(value)
+
+
+def test_rows_ties_round_like_the_float() -> None:
+    # x.x5 exactly: the binary value of the quotient decides, so these take the float path.
+    for value in [*range(1_050, 100_000, 100), *range(1_050_000, 100_000_000, 100_000)]:
+        assert f.rows(value) == _rows_by_float(value)
+    for value in (99_950, 999_500, 999_499, 99_950_000, 999_500_000, 999_999_999, 10**9):
+        assert f.rows(value) == _rows_by_float(value)
+
+
+@given(st.integers(min_value=1, max_value=253_402_300_799_999))  # up to the year 9999
+def test_clock_matches_datetime(ms: int) -> None:
+    moment = datetime.fromtimestamp(ms // 1000, UTC)
+    assert f.clock(ms) == moment.strftime("%H:%M:%S.") + f"{ms % 1000:03d}Z"

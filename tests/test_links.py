@@ -51,7 +51,7 @@ def test_odd_ids_round_trip_through_links(odd_site: Path) -> None:
         stage_links = [
             link
             for link in parse(odd_site / "jobs" / job_id / "index.html").links
-            if "/stages/" in link
+            if "/stage-" in link
         ]
         assert stage_links and all(quote(job_id, safe="") in link for link in stage_links)
 
@@ -89,6 +89,9 @@ def test_hostile_payload_shapes_still_publish(tmp_path: Path) -> None:
     path.write_bytes(b"".join([*lines[:-1], end]))
     report = build(BuildOptions(log_dirs=logs, output=tmp_path / "site", workers=1))
     assert report.published == 1
-    stages = sorted(p.parent.name for p in (tmp_path / "site/jobs/odd/stages").glob("*/index.html"))
-    assert stages == ["1", "1-2", "stage-3"]
+    job_dir = tmp_path / "site/jobs/odd"
+    stages = sorted(p.name for p in job_dir.glob("stage-*.html"))
+    assert stages == ["stage-1-2.html", "stage-1.html", "stage-stage-3.html"]
+    # One directory per job: the stage pages sit beside the job page.
+    assert [p.name for p in job_dir.iterdir() if p.is_dir()] == []
     assert broken_links(tmp_path / "site") == []

@@ -3,6 +3,10 @@ from __future__ import annotations
 import itertools
 import xml.etree.ElementTree as ET
 
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from sitegen import dotgraph
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.svg import dag, histogram, timeline
@@ -68,7 +72,7 @@ def test_layout_survives_cycles_and_self_loops() -> None:
 
 def test_dag_svg_is_well_formed_and_escaped() -> None:
     graph = dotgraph.parse(BALLISTA_DOT)
-    svg = dag.stage_dag(graph, {"1": "stages/1/index.html?a=<b>"}, 'title "x"')
+    svg = dag.stage_dag(graph, {"1": "stage-1.html?a=<b>"}, 'title "x"')
     root = ET.fromstring(svg)
     assert len(root.findall(".//{http://www.w3.org/2000/svg}g")) == 3
     assert "<script>" not in svg and "&lt;script&gt;" in svg
@@ -93,14 +97,34 @@ def test_timeline_has_a_lane_per_executor_and_a_bar_per_task() -> None:
     svg = timeline.timeline(tasks, lambda s: s, lambda e: f"lane-{len(e)}", "t")
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
-    assert len(root.findall(f".//{ns}g")) == 2
+    assert len([g for g in root.iter(f"{ns}g") if g.get("class") == "tl-lane"]) == 2
     bars = [r for r in root.iter(f"{ns}rect") if "tl-bar" in r.get("class", "")]
     assert len(bars) == 3
     assert bars[0].get("y") != bars[1].get("y")
+    # Bars are in milliseconds since the first start, scaled onto the axis by their group.
+    assert [(b.get("x"), b.get("width")) for b in bars] == [
+        ("0", "100"),
+        ("50", "100"),
+        ("100", "200"),
+    ]
+    group = next(g for g in root.iter(f"{ns}g") if g.get("class") == "tl-bars")
+    scale = float(group.get("transform", "").split("scale(")[1].split()[0])
+    assert 300 * scale == pytest.approx(timeline.WIDTH - timeline.GUTTER - timeline.RIGHT)
     assert "failed" in (bars[2].get("class") or "")
     assert "e&lt;2&gt;" in svg
     assert timeline.timeline([], lambda s: s, str, "t") == ""
     assert timeline.timeline([_task(1, 0, "e", 0, 0)], lambda s: s, str, "t") == ""
+
+
+def test_timeline_bars_are_at_least_a_pixel_wide() -> None:
+    tasks = [_task(1, 0, "e", 1, 1), _task(1, 1, "e", 1, 1_000_001)]
+    svg = timeline.timeline(tasks, lambda s: s, str, "t")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    group = next(g for g in root.iter(f"{ns}g") if g.get("class") == "tl-bars")
+    scale = float(group.get("transform", "").split("scale(")[1].split()[0])
+    widths = [int(r.get("width", "")) for r in group.iter(f"{ns}rect")]
+    assert min(widths) * scale >= 1 > (min(widths) - 1) * scale
 
 
 def test_histogram() -> None:
@@ -109,3 +133,55 @@ def test_histogram() -> None:
     assert sum(1 for r in root.iter("{http://www.w3.org/2000/svg}rect")) >= 2
     assert histogram.histogram([], "h") == ""
     ET.fromstring(histogram.histogram([7], "one"))
+
+
+def _first_free_rows(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
+    """The plain definition of the lane packing: each task takes the lowest free row."""
+    rows_end: list[int] = []
+    placed = []
+    for task in sorted(tasks, key=lambda t: (t.start_exec_time, t.end_exec_time, t.task_id)):
+        for row, end in enumerate(rows_end):
+            if end <= task.start_exec_time:
+                rows_end[row] = task.end_exec_time
+                break
+        else:
+            row = len(rows_end)
+            if row < timeline.MAX_ROWS:
+                rows_end.append(task.end_exec_time)
+            else:
+                row = timeline.MAX_ROWS - 1
+        placed.append((row, task))
+    return placed
+
+
+@given(st.lists(st.tuples(st.integers(1, 400), st.integers(-5, 300)), max_size=150))
+@example([(10, 50)] * 60 + [(70, 5), (30, 10)])  # more than MAX_ROWS at once
+def test_lane_packing_takes_the_first_free_row(spans: list[tuple[int, int]]) -> None:
+    tasks = [_task(1, n, "e", start, start + took) for n, (start, took) in enumerate(spans)]
+    assert timeline._pack(tasks) == _first_free_rows(tasks)
+
+
+def _unquote_by_hand(token: str) -> str:
+    """The plain definition of DOT string unquoting, one character at a time."""
+    if not token.startswith('"'):
+        return token
+    body = token[1:-1] if len(token) > 1 and token.endswith('"') else token[1:]
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            out.append(
+                {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}.get(
+                    body[i + 1], body[i : i + 2]
+                )
+            )
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+@given(st.text(alphabet='ab\\"nlr\n x', max_size=30))
+def test_unquote_resolves_escapes_like_the_definition(text: str) -> None:
+    for token in (text, '"' + text, '"' + text + '"'):
+        assert dotgraph._unquote(token) == _unquote_by_hand(token)

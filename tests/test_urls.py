@@ -9,11 +9,13 @@ from sitegen.links import Linker
 def test_links_are_relative_and_encoded() -> None:
     page = urls.stage_page("a b", "1")
     link = Linker(page)
-    assert link.jobs() == "../../../../index.html"
-    assert link.job("50%#?") == "../../../../jobs/50%25%23%3F/index.html"
-    assert link.static("style.css") == "../../../../static/style.css"
-    assert link.api("job/{job_id}/dot", job_id="x y") == "../../../../api/job/x%20y/dot"
-    assert link.api("job/{job_id}", job_id="x y") == "../../../../api/job/x%20y/index.json"
+    assert page == PurePosixPath("jobs/a b/stage-1.html")
+    assert link.jobs() == "../../index.html"
+    assert link.job("50%#?") == "../../jobs/50%25%23%3F/index.html"
+    assert link.stage("a b", "2") == "../../jobs/a%20b/stage-2.html"
+    assert link.static("style.css") == "../../static/style.css"
+    assert link.api("job/{job_id}/dot", job_id="x y") == "../../api/job/x%20y/dot"
+    assert link.api("job/{job_id}", job_id="x y") == "../../api/job/x%20y/index.json"
     assert Linker(PurePosixPath("index.html")).jobs(3) == "list/3/index.html"
 
 
@@ -34,9 +36,20 @@ def test_lane_anchor_is_a_safe_token() -> None:
     assert anchor == urls.lane_anchor('ex"ec <1> #2')
 
 
-def test_fast_job_link_matches_the_url_table() -> None:
+def test_fast_links_match_the_url_table() -> None:
     for page in (PurePosixPath("index.html"), urls.jobs_list(7), urls.stage_page("x", "1")):
         link = Linker(page)
         for job_id in ("abc", "a b%#?+é"):
             assert link.job(job_id) == urls.href(page, urls.job_page(job_id))
             assert link.job(job_id, "lane-1") == urls.href(page, urls.job_page(job_id), "lane-1")
+            for segment in ("1", "stage-3", "x.y_z"):
+                assert link.stage(job_id, segment) == urls.href(
+                    page, urls.stage_page(job_id, segment)
+                )
+        assert link.static("a b.css") == urls.href(page, urls.static("a b.css"))
+        for template in ("jobs", "job/{job_id}", "job/{job_id}/stage/{stage_id}/dot"):
+            segments = {"job_id": "a b%#?+é", "stage_id": "7"}
+            needed = {k: v for k, v in segments.items() if "{" + k + "}" in template}
+            assert link.api(template, **needed) == urls.href(
+                page, urls.api_file(template, **needed)
+            )

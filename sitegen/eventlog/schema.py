@@ -45,7 +45,7 @@ class StageEnd(msgspec.Struct):
     status: str = ""
 
 
-class TaskMetrics(msgspec.Struct):
+class TaskMetrics(msgspec.Struct, gc=False):
     """Row counts and compute time of one task attempt."""
 
     input_rows: int = 0
@@ -53,7 +53,7 @@ class TaskMetrics(msgspec.Struct):
     elapsed_compute_nanos: int = 0
 
 
-class TaskEnd(msgspec.Struct):
+class TaskEnd(msgspec.Struct, gc=False):
     """One task attempt finished (retries and failures each get their own)."""
 
     stage_id: int

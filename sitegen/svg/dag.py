@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
 from sitegen.dotgraph import JobGraph, StageGraph
@@ -64,6 +65,14 @@ def _svg(layout: Layout, label: str, body: list[str], css_class: str, role: str)
     )
 
 
+# Recurring queries have the same stage boxes job after job: keep the last few layouts.
+# A cached Layout is shared, so nothing may change it.
+@functools.lru_cache(maxsize=256)
+def _stage_layout(boxes: tuple[Box, ...], edges: tuple[tuple[str, str], ...]) -> Layout:
+    """Lay the stage DAG out."""
+    return layered(list(boxes), list(edges), rank_gap=34, node_gap=24)
+
+
 def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
     """Return the job's stage DAG: one box per stage (status in its label), producer above."""
     boxes = []
@@ -78,7 +87,7 @@ def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
         width = max([len(head) * SANS_CHAR, *(len(t) * MONO_CHAR for t in lines), 110.0])
         height = LINE * (1 + len(lines)) + PAD * 1.5
         boxes.append(Box(stage.stage_id, width + 2 * PAD, height))
-    layout = layered(boxes, graph.stage_edges(), rank_gap=34, node_gap=24)
+    layout = _stage_layout(tuple(boxes), tuple(graph.stage_edges()))
     body = [_marker("dag-arrow"), *_edges(layout, "dag-arrow")]
     status = {s.stage_id: s.status for s in graph.stages}
     for stage_id, placed in layout.nodes.items():
@@ -108,10 +117,20 @@ def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
 
 def operator_graph(stage: StageGraph, title: str) -> str:
     """Return one stage's operator graph: each operator with its full (wrapped) label."""
+    labels = tuple((name, op.label) for name, op in stage.operators.items())
+    return _operator_graph(labels, tuple(stage.edges), title)
+
+
+# Recurring queries draw the same stages job after job: keep the last few pictures.
+@functools.lru_cache(maxsize=256)
+def _operator_graph(
+    labels: tuple[tuple[str, str], ...], edges: tuple[tuple[str, str], ...], title: str
+) -> str:
+    """Draw an operator graph from its (name, label) pairs and edges."""
     boxes = []
     texts: dict[str, list[str]] = {}
-    for name, op in stage.operators.items():
-        raw = [line.strip() for line in op.label.split("\n") if line.strip()] or [name]
+    for name, label in labels:
+        raw = [line.strip() for line in label.split("\n") if line.strip()] or [name]
         lines: list[str] = []
         for line in raw:
             while len(line) > LABEL_CHARS:
@@ -123,11 +142,12 @@ def operator_graph(stage: StageGraph, title: str) -> str:
         texts[name] = lines
         width = max([len(t) * MONO_CHAR for t in lines] + [60.0])
         boxes.append(Box(name, width + 2 * PAD, LINE * len(lines) + PAD * 1.5))
-    layout = layered(boxes, stage.edges, rank_gap=30, node_gap=20)
+    layout = layered(boxes, list(edges), rank_gap=30, node_gap=20)
     body = [_marker("op-arrow"), *_edges(layout, "op-arrow")]
+    label_of = dict(labels)
     for name, placed in layout.nodes.items():
         x, y = placed.x, placed.y
-        body.append(f'<g class="op-node"><title>{esc(stage.operators[name].label)}</title>')
+        body.append(f'<g class="op-node"><title>{esc(label_of[name])}</title>')
         body.append(
             f'<rect x="{num(x)}" y="{num(y)}" width="{num(placed.width)}" '
             f'height="{num(placed.height)}" rx="4"/>'

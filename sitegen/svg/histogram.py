@@ -23,19 +23,23 @@ def histogram(values: list[int], title: str, bins: int = 20) -> str:
     count = max(1, min(bins, round(1.5 * math.sqrt(len(values))), high - low + 1))
     width = max(1.0, (high - low + 1) / count)
     counts = [0] * count
+    last = count - 1
     for value in values:
-        counts[min(count - 1, int((value - low) / width))] += 1
+        slot = int((value - low) / width)
+        counts[slot if slot < last else last] += 1
     peak = max(counts)
     bar_w = (WIDTH - LEFT - 8) / count
     plot_h = HEIGHT - BOTTOM - TOP
     parts = []
+    bar_width = num(max(1.0, bar_w - 2))
     for i, n in enumerate(counts):
         h = plot_h * n / peak
         lo = low + i * width
+        # Durations and counts only: nothing in the tip needs escaping.
         tip = f"{duration(lo)} – {duration(lo + width)}: {n} task{'s' if n != 1 else ''}"
         parts.append(
             f'<rect class="hist-bar" x="{num(LEFT + i * bar_w + 1)}" y="{num(TOP + plot_h - h)}" '
-            f'width="{num(max(1.0, bar_w - 2))}" height="{num(h)}"><title>{esc(tip)}</title></rect>'
+            f'width="{bar_width}" height="{num(h)}"><title>{tip}</title></rect>'
         )
     base = TOP + plot_h
     parts.append(

@@ -185,6 +185,8 @@ def layered(
     best = [list(r) for r in rows]
     best_score = total_crossings()
     for sweep in range(sweeps):
+        if best_score == 0:
+            break  # no sweep can beat no crossings, and only a better one is kept
         downward = sweep % 2 == 0
         span = range(1, depth) if downward else range(depth - 2, -1, -1)
         for i in span:
@@ -222,6 +224,12 @@ def layered(
     for it in range(8):
         span_rows = rows if it % 2 == 0 else list(reversed(rows))
         for row in span_rows:
+            if len(row) == 1:  # chains are common: a lone node just takes its target
+                (key,) = row
+                near = [x[n] for n in (up[key] + down[key])]
+                # "+ 0.0" is what _isotonic's offset arithmetic does (it turns -0.0 into 0.0).
+                x[key] = (sum(near) / len(near) if near else x[key]) + 0.0
+                continue
             targets = []
             for key in row:
                 near = [x[n] for n in (up[key] + down[key])]

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import duration
+from sitegen.formatting import DURATIONS, duration
 from sitegen.payload import task_status
 from sitegen.svg.text import clip, esc, num
 
 WIDTH = 1000.0
 GUTTER = 150.0
 RIGHT = 12.0
-AXIS = 22.0
+# Vertical positions are whole pixels: integers format fast and need no rounding.
+AXIS = 22
 BAR = 7
-PITCH = 9.0
-LANE_PAD = 5.0
+PITCH = 9
+LANE_PAD = 5
 MAX_ROWS = 48
 COLOURS = 10
+_ORDER = attrgetter("start_exec_time", "end_exec_time", "task_id")
 
 
 def nice_step(span: float, ticks: int = 6) -> float:
@@ -33,20 +37,28 @@ def nice_step(span: float, ticks: int = 6) -> float:
 
 
 def _pack(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
-    """Give each overlapping task its own row within the lane (first free row)."""
-    rows_end: list[int] = []
+    """Give each overlapping task its own row within the lane (the first free row)."""
+    # Tasks come by start time, so a row that is free now stays free for every later
+    # task: keep the free rows in a heap (lowest first) and the busy ones by end time.
+    push, pop = heapq.heappush, heapq.heappop
+    free: list[int] = []
+    busy: list[tuple[int, int]] = []  # (end, row)
+    rows = 0
     placed = []
-    for task in sorted(tasks, key=lambda t: (t.start_exec_time, t.end_exec_time, t.task_id)):
-        for row, end in enumerate(rows_end):
-            if end <= task.start_exec_time:
-                rows_end[row] = task.end_exec_time
-                break
+    for task in sorted(tasks, key=_ORDER):
+        start = task.start_exec_time
+        while busy and busy[0][0] <= start:
+            push(free, pop(busy)[1])
+        if free:
+            row = pop(free)
+        elif rows < MAX_ROWS:
+            row = rows
+            rows += 1
         else:
-            row = len(rows_end)
-            if row < MAX_ROWS:
-                rows_end.append(task.end_exec_time)
-            else:
-                row = MAX_ROWS - 1  # overflow shares the last row rather than growing forever
+            # Overflow shares the last row rather than growing forever (and frees nothing).
+            placed.append((MAX_ROWS - 1, task))
+            continue
+        push(busy, (task.end_exec_time, row))
         placed.append((row, task))
     return placed
 
@@ -60,16 +72,30 @@ def timeline(
     """Return the timeline SVG; empty string when there are no task records."""
     # A record without an execution start (0: never ran) has no bar, and must not stretch
     # the time axis back to 1970.
-    tasks = [t for t in tasks if t.start_exec_time > 0]
-    if not tasks:
+    lanes: dict[str, list[TaskEnd]] = defaultdict(list)
+    t0 = t1 = 0
+    for task in tasks:
+        start = task.start_exec_time
+        if start <= 0:
+            continue
+        end = task.end_exec_time if task.end_exec_time > start else start
+        if not lanes:
+            t0, t1 = start, end
+        elif start < t0:
+            t0 = start
+        if end > t1:
+            t1 = end
+        lanes[task.executor_id].append(task)
+    if not lanes:
         return ""
-    t0 = min(t.start_exec_time for t in tasks)
-    t1 = max(max(t.end_exec_time, t.start_exec_time) for t in tasks)
     span = max(t1 - t0, 1)
     scale = (WIDTH - GUTTER - RIGHT) / span
-    lanes: dict[str, list[TaskEnd]] = defaultdict(list)
-    for task in tasks:
-        lanes[task.executor_id].append(task)
+    # Bars are drawn in whole milliseconds since t0, inside a group that scales them to the
+    # axis: integers format fast and lose nothing. A bar is at least one pixel wide.
+    bars = f'<g class="tl-bars" transform="translate({num(GUTTER)} 0) scale({scale!r} 1)">'
+    thinnest = math.ceil(1 / scale)
+    # Per stage id: the bar's class (it repeats across 800 bars).
+    classes: dict[int, str] = {}
 
     body: list[str] = []
     y = AXIS
@@ -77,33 +103,38 @@ def timeline(
         placed = _pack(lanes[executor])
         rows = 1 + max(r for r, _ in placed)
         height = rows * PITCH + 2 * LANE_PAD
-        body.append(f'<g class="tl-lane" id="{lane_id(executor)}">')
-        body.append(f"<title>{esc(executor)}</title>")
         band = "tl-band odd" if n % 2 else "tl-band"
         body.append(
-            f'<rect class="{band}" x="0" y="{num(y)}" width="{num(WIDTH)}" height="{num(height)}"/>'
-        )
-        body.append(
+            f'<g class="tl-lane" id="{lane_id(executor)}"><title>{esc(executor)}</title>'
+            f'<rect class="{band}" x="0" y="{y}" width="{num(WIDTH)}" height="{height}"/>'
             f'<text class="tl-label" x="6" y="{num(y + height / 2 + 4)}">'
-            f"{esc(clip(executor, 20))}</text>"
+            f"{esc(clip(executor, 20))}</text>{bars}"
         )
+        top = y + LANE_PAD
         for row, task in placed:
-            start, end = task.start_exec_time, max(task.end_exec_time, task.start_exec_time)
-            status = task_status(task.status)
-            cls = f"tl-bar c{colour_of(task.stage_id) % COLOURS}"
-            if status.failed:
-                cls += " failed"
-            # Short: the lane already names the executor, and there is one tip per task.
-            tip = f"Task {task.task_id} · stage {task.stage_id} · {duration(end - start)}"
-            if status.word != "Successful":
-                tip += f"\n{status.word}: {status.reason} {status.error}".rstrip(": ")
+            start, end = task.start_exec_time, task.end_exec_time
+            if end < start:
+                end = start
+            stage_id = task.stage_id
+            cls = classes.get(stage_id)
+            if cls is None:
+                cls = classes[stage_id] = f"tl-bar c{colour_of(stage_id) % COLOURS}"
+            took = DURATIONS[end - start]
+            # The tip is short (the lane already names the executor; one tip per task), and
+            # only the status text can need escaping.
+            note = ""
+            if task.status != "Successful":
+                status = task_status(task.status)
+                if status.failed:
+                    cls += " failed"
+                if status.word != "Successful":
+                    note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
             body.append(
-                f'<rect class="{cls}" x="{num(GUTTER + (start - t0) * scale)}" '
-                f'y="{num(y + LANE_PAD + row * PITCH)}" '
-                f'width="{num(max(1.0, (end - start) * scale))}" '
-                f'height="{BAR}"><title>{esc(tip)}</title></rect>'
+                f'<rect class="{cls}" x="{start - t0}" y="{top + row * PITCH}" '
+                f'width="{end - start if end - start > thinnest else thinnest}" height="{BAR}">'
+                f"<title>Task {task.task_id} · stage {stage_id} · {took}{note}</title></rect>"
             )
-        body.append("</g>")
+        body.append("</g></g>")
         y += height
     height = y + 4
     step = nice_step(span)
@@ -113,19 +144,19 @@ def timeline(
     ]
     tick = 0.0
     while tick <= span:
-        x = GUTTER + tick * scale
+        x_tick = GUTTER + tick * scale
         axis.append(
-            f'<line class="tl-tick" x1="{num(x)}" y1="{AXIS - 4}" '
-            f'x2="{num(x)}" y2="{num(height)}"/>'
+            f'<line class="tl-tick" x1="{num(x_tick)}" y1="{AXIS - 4}" '
+            f'x2="{num(x_tick)}" y2="{height}"/>'
         )
-        anchor = "end" if x > WIDTH - 60 else "middle" if tick else "start"
+        anchor = "end" if x_tick > WIDTH - 60 else "middle" if tick else "start"
         axis.append(
-            f'<text class="tl-time" x="{num(x)}" y="{AXIS - 8}" text-anchor="{anchor}">'
+            f'<text class="tl-time" x="{num(x_tick)}" y="{AXIS - 8}" text-anchor="{anchor}">'
             f"{'+' if tick else ''}{duration(tick)}</text>"
         )
         tick += step
     return (
-        f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {num(height)}" role="img" '
+        f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {height}" role="img" '
         f'aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">'
         f"{''.join(axis)}{''.join(body)}</svg>"
     )
