@@ -13,6 +13,17 @@ from sitegen.pipeline import BuildOptions, BuildReport, build
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")
 
 IN_CI = os.environ.get("CI") == "true"
+# Headless Debian Chromium as root, with nothing reaching out to the (closed) network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def require(tool: str) -> str:

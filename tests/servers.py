@@ -72,27 +72,36 @@ def nginx(nginx_bin: str, site: Path, workdir: Path) -> Iterator[int]:
         + server
         + "}\n"
     )
-    proc = subprocess.Popen([nginx_bin, "-p", str(workdir), "-c", str(conf)])
-    try:
-        wait_for_port(port, proc)
+    with running([nginx_bin, "-p", str(workdir), "-c", str(conf)], port):
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @contextlib.contextmanager
 def http_server(site: Path) -> Iterator[int]:
     """Run ``python -m http.server`` on the site: the zero-config host."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(site)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    command = [
+        sys.executable,
+        "-m",
+        "http.server",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "-d",
+        str(site),
+    ]
+    with running(command, port, quiet=True):
+        yield port
+
+
+@contextlib.contextmanager
+def running(command: list[str], port: int, quiet: bool = False) -> Iterator[None]:
+    """Run a server process until the block ends, once it accepts connections on ``port``."""
+    out = subprocess.DEVNULL if quiet else None
+    proc = subprocess.Popen(command, stdout=out, stderr=out)
     try:
         wait_for_port(port, proc)
-        yield port
+        yield
     finally:
         proc.terminate()
         proc.wait(10)

@@ -20,19 +20,9 @@ import pytest
 from sitegen import hosting
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.pipeline import BuildOptions, build
-from tests.conftest import require
+from tests.conftest import CHROMIUM_ARGS, require
 
 SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 FAILED_JOB = "Ca05RFR"  # the bundled failed job (tpch-q9)
 

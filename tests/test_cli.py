@@ -45,32 +45,13 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
 
 
 def test_strict_exits_1_when_a_log_was_skipped(tmp_path: Path, example_logs: Path) -> None:
-    result = CliRunner().invoke(
-        cli,
-        [
-            "build",
-            "--event-log-dir",
-            str(example_logs),
-            "--output",
-            str(tmp_path / "s"),
-            "--strict",
-        ],
-    )
+    args = ["build", "--event-log-dir", str(example_logs), "--output", str(tmp_path / "s")]
+    result = CliRunner().invoke(cli, [*args, "--strict"])
     assert result.exit_code == 1
     assert (tmp_path / "s/api/jobs").is_file()
     (example_logs / "0d9TH4Q.eventlog").unlink()
     (example_logs / "GHZbKoX.eventlog.running").unlink()
-    result = CliRunner().invoke(
-        cli,
-        [
-            "build",
-            "--event-log-dir",
-            str(example_logs),
-            "--output",
-            str(tmp_path / "s"),
-            "--strict",
-        ],
-    )
+    result = CliRunner().invoke(cli, [*args, "--strict"])
     assert result.exit_code == 0, result.output
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -16,6 +15,12 @@ from tests.logs import job_lines, write
 from tests.servers import free_port, get, wait_for_port
 
 
+def serve_command(logs: Path, output: Path, port: int) -> list[str]:
+    """Return the `sitegen serve` command line a user would type."""
+    return [sys.executable, "-m", "sitegen", "serve", "--event-log-dir", str(logs),
+            "--output", str(output), "--port", str(port)]  # fmt: skip
+
+
 @pytest.fixture
 def served(tmp_path: Path, example_logs: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
     write(
@@ -24,18 +29,7 @@ def served(tmp_path: Path, example_logs: Path) -> Iterator[tuple[int, Path, subp
     )
     port = free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sitegen",
-            "serve",
-            "--event-log-dir",
-            str(example_logs),
-            "--output",
-            str(tmp_path / "site"),
-            "--port",
-            str(port),
-        ],
+        serve_command(example_logs, tmp_path / "site", port),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -138,18 +132,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> Non
         s.listen()
         port = s.getsockname()[1]
         run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "sitegen",
-                "serve",
-                "--event-log-dir",
-                str(example_logs),
-                "--output",
-                str(tmp_path / "site"),
-                "--port",
-                str(port),
-            ],
+            serve_command(example_logs, tmp_path / "site", port),
             capture_output=True,
             text=True,
             timeout=30,
@@ -165,7 +148,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> Non
 def test_browser_reloads_after_a_good_rebuild(
     served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
 ) -> None:
-    from tests.conftest import require
+    from tests.conftest import CHROMIUM_ARGS, require
 
     chromium = require("chromium")
     from playwright.sync_api import sync_playwright
@@ -183,16 +166,3 @@ def test_browser_reloads_after_a_good_rebuild(
         assert "reload-me" in page.content()
         assert errors == []
         browser.close()
-
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
