@@ -392,7 +392,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         pages.site_pages(writer, report.jobs, report.running, report.problems)
         for name, text in hosting.site_files().items():
             writer.write(name, text.encode())
-        listing = sorted(str(rel) for rel in writer.written)
+        listing = writer.written_names()
         record = Manifest(__version__, fingerprint, entries, listing)
         if old is None:
             for source, root in moves:
