@@ -68,8 +68,12 @@ class TaskEnd(msgspec.Struct, gc=False):
     metrics: TaskMetrics = msgspec.field(default_factory=TaskMetrics)
 
 
-class TaskEndRecord(msgspec.Struct):
-    """A whole TaskEnd line, decoded in one pass (the reader's fast path)."""
+class TaskEndRecord(msgspec.Struct, gc=False):
+    """A whole TaskEnd line, decoded in one pass (the reader's fast path).
+
+    Untracked by the garbage collector like the TaskEnd it holds: one per line, and
+    holding only strings, ints and that struct, it can never be part of a cycle.
+    """
 
     ev: str
     version: int
