@@ -31,11 +31,11 @@ def _scaled(value: int) -> str:
 # Task tables show two row counts per task: look the common K and M texts up instead of
 # formatting floats. Away from a tie (…50 exactly, where the float's binary value decides),
 # rounding the exact quotient to the nearest step gives the same text as _scaled.
-_TENTHS = {
+ROW_TENTHS = {
     unit: tuple(f"{n // 10}.{n % 10}".removesuffix(".0") + unit for n in range(1001))
     for unit in "KM"
 }
-_WHOLE = {unit: tuple(f"{n}{unit}" for n in range(1001)) for unit in "KM"}
+ROW_WHOLE = {unit: tuple(f"{n}{unit}" for n in range(1001)) for unit in "KM"}
 
 
 def rows(value: int | None) -> str:
@@ -49,9 +49,9 @@ def rows(value: int | None) -> str:
         if value < 100 * scale:  # one decimal: round to a tenth of the unit
             step = scale // 10
             if value % step != step // 2:
-                return _TENTHS[unit][(value + step // 2) // step]
+                return ROW_TENTHS[unit][(value + step // 2) // step]
         elif value % scale != scale // 2:
-            return _WHOLE[unit][(value + scale // 2) // scale]
+            return ROW_WHOLE[unit][(value + scale // 2) // scale]
     return _scaled(value)
 
 

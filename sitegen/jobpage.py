@@ -12,7 +12,16 @@ from markupsafe import Markup
 from sitegen import dot, dotgraph, payload, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import DURATIONS, MILLIS, NONE, SECONDS, Memo, rows
+from sitegen.formatting import (
+    DURATIONS,
+    MILLIS,
+    NONE,
+    ROW_TENTHS,
+    ROW_WHOLE,
+    SECONDS,
+    Memo,
+    rows,
+)
 from sitegen.fragments import Fragment
 from sitegen.layout import JOB_ENDPOINTS
 from sitegen.links import Linker
@@ -24,6 +33,34 @@ esc = html.escape
 _EMPTY_CELL = f"<td>{NONE}</td>"
 # A task table's duration cells, by duration: they repeat within and across jobs.
 _TOOK_CELLS = Memo(lambda took: f'<td data-v="{took}">{DURATIONS[took]}</td>')
+_K_TENTHS, _K_WHOLE, _M_TENTHS = ROW_TENTHS["K"], ROW_WHOLE["K"], ROW_TENTHS["M"]
+
+
+def _rows_cell(n: int) -> str:
+    """Return a task table's row-count cell: ``rows(n)`` shown, ``{n:,}`` as its title.
+
+    Two per task row, each with a distinct count: for the usual 1,000 to 99,999,999 the
+    grouped digits are sliced from ``str(n)`` and the short text looked up (away from a
+    tie, as ``rows`` does), which costs about two thirds of formatting both.
+    """
+    if 1000 <= n < 100_000_000:
+        s = str(n)
+        if n < 100_000:
+            if n % 100 != 50:
+                return (
+                    f'<td data-v="{s}" title="{s[:-3]},{s[-3:]}">{_K_TENTHS[(n + 50) // 100]}</td>'
+                )
+        elif n < 1_000_000:
+            if n % 1000 != 500:
+                return (
+                    f'<td data-v="{s}" title="{s[:-3]},{s[-3:]}">{_K_WHOLE[(n + 500) // 1000]}</td>'
+                )
+        elif n % 100_000 != 50_000:
+            return (
+                f'<td data-v="{s}" title="{s[:-6]},{s[-6:-3]},{s[-3:]}">'
+                f"{_M_TENTHS[(n + 50_000) // 100_000]}</td>"
+            )
+    return f'<td data-v="{n}" title="{n:,}">{rows(n)}</td>'
 
 
 @dataclass
@@ -156,16 +193,6 @@ def task_rows(stage: StageInfo) -> Fragment:
         else:
             shown = NONE if parts is None else str(parts)
         n_in, n_out = task.input_rows, task.output_rows
-        in_cell = (
-            _EMPTY_CELL
-            if n_in is None
-            else f'<td data-v="{n_in}" title="{n_in:,}">{rows(n_in)}</td>'
-        )
-        out_cell = (
-            _EMPTY_CELL
-            if n_out is None
-            else f'<td data-v="{n_out}" title="{n_out:,}">{rows(n_out)}</td>'
-        )
         out.append(
             f"{'<tr class=failed>' if word == 'Failed' else '<tr>'}"
             f"<td>{NONE if tid is None else tid}</td><td>{badge}</td><td>{shown}</td>"
@@ -173,7 +200,8 @@ def task_rows(stage: StageInfo) -> Fragment:
             f"<td>{sec[launch // 1000] + milli[launch % 1000] if launch and launch > 0 else NONE}"
             f"</td><td>{sec[start // 1000] + milli[start % 1000] if start and start > 0 else NONE}"
             f"</td><td>{sec[stop // 1000] + milli[stop % 1000] if stop and stop > 0 else NONE}"
-            f"</td>{took_cell}{in_cell}{out_cell}</tr>"
+            f"</td>{took_cell}{_EMPTY_CELL if n_in is None else _rows_cell(n_in)}"
+            f"{_EMPTY_CELL if n_out is None else _rows_cell(n_out)}</tr>"
         )
     return Fragment("\n".join(out))
 

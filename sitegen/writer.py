@@ -26,9 +26,12 @@ class SiteWriter:
     def __init__(self, root: Path, fresh: bool = False) -> None:
         self.root = root
         self.fresh = fresh
+        self._root_text = str(root)
         self._real_root = os.path.realpath(root)
-        self._written: set[PurePosixPath] = set()
-        self._dirs: set[PurePosixPath] = {PurePosixPath(".")}
+        # Relative paths as "a/b/c" text: a job writes a dozen files, and building a
+        # PurePosixPath for each check cost more than the checks.
+        self._written: set[str] = set()
+        self._dirs: set[str] = {""}
         self.bytes_written = 0
         if fresh:
             root.mkdir(parents=True, exist_ok=True)
@@ -41,25 +44,44 @@ class SiteWriter:
     @property
     def written(self) -> frozenset[PurePosixPath]:
         """Return the relative paths this writer wrote."""
-        return frozenset(self._written)
+        return frozenset(map(PurePosixPath, self._written))
+
+    def written_names(self) -> list[str]:
+        """Return the relative paths this writer wrote, as sorted ``a/b/c`` text."""
+        return sorted(self._written)
+
+    def _relative(self, rel: PurePosixPath | str) -> str:
+        """Return ``rel`` as normalised ``a/b/c`` text, refusing anything that escapes the root."""
+        text = rel if isinstance(rel, str) else str(rel)
+        for part in text.split("/"):
+            if part in ("..", ".", "") or "\x00" in part or "\\" in part:
+                break
+        else:
+            return text
+        # Something to normalise or refuse: PurePosixPath decides, as it always did.
+        path = PurePosixPath(rel)
+        if path.is_absolute() or not path.parts:
+            raise WriteError(f"refusing to write {str(path)!r}: not a relative path", self.root)
+        for part in path.parts:
+            if part in ("..", ".", "") or "\x00" in part or "\\" in part:
+                raise WriteError(f"refusing to write {str(path)!r}: unsafe path segment", self.root)
+        return str(path)
 
     def target(self, rel: PurePosixPath | str) -> Path:
         """Return the absolute path for ``rel``, refusing anything that escapes the root."""
-        rel = PurePosixPath(rel)
-        if rel.is_absolute() or not rel.parts:
-            raise WriteError(f"refusing to write {str(rel)!r}: not a relative path", self.root)
-        for part in rel.parts:
-            if part in ("..", ".", "") or "\x00" in part or "\\" in part:
-                raise WriteError(f"refusing to write {str(rel)!r}: unsafe path segment", self.root)
-        return self.root.joinpath(*rel.parts)
+        return Path(f"{self._root_text}/{self._relative(rel)}")
 
-    def ensure_parent(self, rel: PurePosixPath) -> None:
+    def ensure_parent(self, rel: PurePosixPath | str) -> None:
         """Create the directories above ``rel`` that do not exist yet."""
-        parent = rel.parent
+        self._ensure_parent(self._relative(rel))
+
+    def _ensure_parent(self, rel: str) -> None:
+        """Create the directories above the normalised ``rel`` that do not exist yet."""
+        parent = rel.rpartition("/")[0]
         if parent in self._dirs:
             return
         if not self.fresh:
-            directory = self.root.joinpath(*parent.parts)
+            directory = Path(f"{self._root_text}/{parent}")
             directory.mkdir(parents=True, exist_ok=True)
             real = os.path.realpath(directory)
             if not real.startswith(self._real_root + os.sep):
@@ -69,27 +91,31 @@ class SiteWriter:
         missing = []
         while parent not in self._dirs:
             missing.append(parent)
-            parent = parent.parent
+            parent = parent.rpartition("/")[0]
         for rel_dir in reversed(missing):
             # Exists already when a directory was moved in whole (adopt).
             with contextlib.suppress(FileExistsError):
-                os.mkdir(self.root.joinpath(*rel_dir.parts))
+                os.mkdir(f"{self._root_text}/{rel_dir}")
             self._dirs.add(rel_dir)
+
+    def _claim(self, rel: PurePosixPath | str) -> str:
+        """Reserve ``rel`` as a target and return its absolute path as text."""
+        key = self._relative(rel)
+        if key in self._written:
+            raise WriteError(f"two outputs target the same file {key!r}", self.root)
+        self._written.add(key)
+        self._ensure_parent(key)
+        return f"{self._root_text}/{key}"
 
     def claim(self, rel: PurePosixPath | str) -> Path:
         """Reserve ``rel`` as a target, failing if something already wrote it."""
-        rel = PurePosixPath(rel)
-        path = self.target(rel)
-        if rel in self._written:
-            raise WriteError(f"two outputs target the same file {str(rel)!r}", self.root)
-        self._written.add(rel)
-        self.ensure_parent(rel)
-        return path
+        return Path(self._claim(rel))
 
     def write(self, rel: PurePosixPath | str, data: bytes) -> None:
         """Write ``data`` to ``rel`` through a temporary name and a rename."""
-        path = self.claim(rel)
-        tmp = f"{path.parent}/.{path.name}.tmp{os.getpid()}"
+        path = self._claim(rel)
+        head, _, name = path.rpartition("/")
+        tmp = f"{head}/.{name}.tmp{os.getpid()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, data)
@@ -100,8 +126,9 @@ class SiteWriter:
 
     def write_chunks(self, rel: PurePosixPath | str, chunks: Iterable[bytes]) -> int:
         """Write a stream of chunks to ``rel`` (temporary name, then rename); return its size."""
-        path = self.claim(rel)
-        tmp = f"{path.parent}/.{path.name}.tmp{os.getpid()}"
+        path = self._claim(rel)
+        head, _, name = path.rpartition("/")
+        tmp = f"{head}/.{name}.tmp{os.getpid()}"
         size = 0
         with open(tmp, "wb") as out:
             for chunk in chunks:
@@ -113,11 +140,11 @@ class SiteWriter:
 
     def adopt(self, rel: PurePosixPath | str, source: Path) -> None:
         """Move a directory another writer filled (a worker's part) into place."""
-        rel = PurePosixPath(rel)
-        path = self.target(rel)
+        key = self._relative(rel)
+        path = Path(f"{self._root_text}/{key}")
         if path.exists():
-            raise WriteError(f"two outputs target the same path {str(rel)!r}", self.root)
-        self.ensure_parent(rel)
+            raise WriteError(f"two outputs target the same path {key!r}", self.root)
+        self._ensure_parent(key)
         os.rename(source, path)
 
 
@@ -208,7 +235,7 @@ class Publication:
         trash.mkdir()
         for n, (source, rel) in enumerate(jobs):
             target = out.target(rel)
-            out.ensure_parent(PurePosixPath(rel))
+            out.ensure_parent(rel)
             if not target.exists():
                 os.rename(source, target)
             elif not _exchange(source, target):
@@ -217,7 +244,7 @@ class Publication:
         for rel in listing:
             if rel == MANIFEST_NAME:
                 continue
-            out.ensure_parent(PurePosixPath(rel))
+            out.ensure_parent(rel)
             os.replace(self.staging / rel, out.target(rel))
         for n, rel in enumerate(remove):
             target = out.target(rel)

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitegen import formatting as f
+from sitegen.jobpage import _rows_cell
 
 
 @pytest.mark.parametrize(
@@ -73,3 +74,16 @@ def test_rows_ties_round_like_the_float() -> None:
 def test_clock_matches_datetime(ms: int) -> None:
     moment = datetime.fromtimestamp(ms // 1000, UTC)
     assert f.clock(ms) == moment.strftime("%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+_EDGES = [10**k + d for k in range(3, 10) for d in (-501, -500, -51, -50, -1, 0, 1, 49, 50, 500)]
+
+
+@pytest.mark.parametrize("n", [*_EDGES, -1_234, 0, 999])
+def test_task_table_rows_cell_at_edges(n: int) -> None:
+    assert _rows_cell(n) == f'<td data-v="{n}" title="{n:,}">{f.rows(n)}</td>'
+
+
+@given(st.integers(min_value=-(10**10), max_value=10**10))
+def test_task_table_rows_cell_matches_the_general_formatting(n: int) -> None:
+    assert _rows_cell(n) == f'<td data-v="{n}" title="{n:,}">{f.rows(n)}</td>'

@@ -150,3 +150,30 @@ def test_any_payload_is_relayed_byte_identical(
     read = read_log(write(tmp_path / "abc.eventlog", lines))
     assert read.job_end is not None
     assert bytes(read.job_end.job) == body
+
+
+def _general_path(line: bytes) -> bytes:
+    """Move ``version`` first: the same record, but off the reader's prefix fast paths."""
+    return line.replace(b'{"ev":', b'{"version":1,"ev":', 1).replace(b'","version":1,', b'",', 1)
+
+
+def test_job_end_fast_path_reads_what_the_general_path_does(tmp_path: Path) -> None:
+    lines = v1_log_lines()
+    fast = read_log(write(tmp_path / "fast.eventlog", lines))
+    slow_lines = [*lines[:-1], _general_path(lines[-1])]
+    assert not slow_lines[-1].startswith(b'{"ev":"JobEnd"')
+    slow = read_log(write(tmp_path / "fast.eventlog", slow_lines))
+    assert fast.classification is Classification.COMPLETED
+    assert fast == slow
+
+
+def test_malformed_job_end_on_either_path_reads_the_same(tmp_path: Path) -> None:
+    lines = job_lines("abc")
+    lines[-1] = (
+        lines[-1].replace(b'"stages":{', b'"stages":[{', 1).replace(b',"config"', b'],"config"', 1)
+    )
+    fast = read_log(write(tmp_path / "abc.eventlog", lines))
+    slow = read_log(write(tmp_path / "abc.eventlog", [*lines[:-1], _general_path(lines[-1])]))
+    assert fast.classification is Classification.MALFORMED
+    assert "$.stages" in fast.message
+    assert fast == slow

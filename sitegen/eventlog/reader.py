@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ class LogRead:
 
 
 TASK_END_PREFIX = b'{"ev":"TaskEnd","version":1,'
+JOB_END_PREFIX = b'{"ev":"JobEnd","version":1,'
 READ_BUFFER = 1 << 20
 
 
@@ -57,8 +59,12 @@ def _is_binary(line: bytes) -> bool:
     return False
 
 
-def read_log(path: str | os.PathLike[str]) -> LogRead:
-    """Read and classify one log; never raises for what is inside the file."""
+def read_log(path: str | os.PathLike[str], data: bytes | None = None) -> LogRead:
+    """Read and classify one log; never raises for what is inside the file.
+
+    ``data``, when given, is the content of the plain (uncompressed) log at ``path``,
+    already read by a caller that also hashes and compresses it.
+    """
     path = Path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = lineno = 0
@@ -66,7 +72,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRead:
     decode_task = schema.TASK_END_RECORD_DECODER.decode
     decode_envelope = schema.ENVELOPE_DECODER.decode
     try:
-        with open_log(path) as stream:
+        with open_log(path) if data is None else io.BytesIO(data) as stream:
             for lineno, line in enumerate(stream, 1):
                 # Fast path: TaskEnd is nearly every line; decode it in one pass.
                 if line.startswith(TASK_END_PREFIX):
@@ -76,6 +82,19 @@ def read_log(path: str | os.PathLike[str]) -> LogRead:
                         continue
                     except msgspec.DecodeError:
                         pass  # cut off, or an unexpected shape: the general path decides
+                elif line.startswith(JOB_END_PREFIX):
+                    # Decoded in one pass, not as an envelope and then its data again.
+                    try:
+                        job_end = schema.JOB_END_RECORD_DECODER.decode(line).data
+                        config = schema.CONFIG_DECODER.decode(job_end.config)
+                        _check_payloads(job_end)
+                    except msgspec.DecodeError:
+                        pass  # the general path classifies it and says why
+                    else:
+                        result.line = lineno
+                        _completed(result, job_end, config)
+                        _check_rest(stream, path)
+                        return result
                 try:
                     env = decode_envelope(line)
                 except msgspec.DecodeError:
@@ -172,14 +191,25 @@ def _take_job_end(result: LogRead, env: schema.Envelope, lineno: int) -> bool:
     try:
         job_end = schema.JOB_END_DECODER.decode(env.data)
         result.config = schema.CONFIG_DECODER.decode(job_end.config)
-        for name, raw in (("job", job_end.job), ("stages", job_end.stages)):
-            if not bytes(raw).lstrip().startswith(b"{"):
-                raise msgspec.ValidationError(f"Expected `object` for `$.{name}`")
+        _check_payloads(job_end)
     except msgspec.DecodeError as exc:
         result.classification = Classification.MALFORMED
         result.message = f"malformed JobEnd: {exc}"
         return True
+    _completed(result, job_end, result.config)
+    return True
+
+
+def _check_payloads(job_end: schema.JobEnd) -> None:
+    """Raise DecodeError unless the job and stages payloads are JSON objects."""
+    for name, raw in (("job", job_end.job), ("stages", job_end.stages)):
+        if not bytes(raw).lstrip().startswith(b"{"):
+            raise msgspec.ValidationError(f"Expected `object` for `$.{name}`")
+
+
+def _completed(result: LogRead, job_end: schema.JobEnd, config: dict[str, str]) -> None:
+    """Record a valid JobEnd: the log is completed."""
     result.job_end = job_end
+    result.config = config
     result.classification = Classification.COMPLETED
     result.message = ""
-    return True

@@ -68,8 +68,12 @@ class TaskEnd(msgspec.Struct, gc=False):
     metrics: TaskMetrics = msgspec.field(default_factory=TaskMetrics)
 
 
-class TaskEndRecord(msgspec.Struct):
-    """A whole TaskEnd line, decoded in one pass (the reader's fast path)."""
+class TaskEndRecord(msgspec.Struct, gc=False):
+    """A whole TaskEnd line, decoded in one pass (the reader's fast path).
+
+    Untracked by the garbage collector like the TaskEnd it holds: one per line, and
+    holding only strings, ints and that struct, it can never be part of a cycle.
+    """
 
     ev: str
     version: int
@@ -118,6 +122,14 @@ class JobListEntry(msgspec.Struct):
     end_time: int
 
 
+class JobEndRecord(msgspec.Struct):
+    """A whole JobEnd line, decoded in one pass: its payloads are half the log's bytes."""
+
+    ev: str
+    version: int
+    data: JobEnd
+
+
 ENVELOPE_DECODER = msgspec.json.Decoder(Envelope)
 JOB_START_DECODER = msgspec.json.Decoder(JobStart)
 STAGE_START_DECODER = msgspec.json.Decoder(StageStart)
@@ -125,4 +137,5 @@ STAGE_END_DECODER = msgspec.json.Decoder(StageEnd)
 TASK_END_DECODER = msgspec.json.Decoder(TaskEnd)
 TASK_END_RECORD_DECODER = msgspec.json.Decoder(TaskEndRecord)
 JOB_END_DECODER = msgspec.json.Decoder(JobEnd)
+JOB_END_RECORD_DECODER = msgspec.json.Decoder(JobEndRecord)
 CONFIG_DECODER = msgspec.json.Decoder(dict[str, str])

@@ -23,6 +23,8 @@ PITCH = 9
 LANE_PAD = 5
 MAX_ROWS = 48
 COLOURS = 10
+# A bar's text from its height to its task id.
+_BAR_TIP = f'" height="{BAR}"><title>Task '
 _ORDER = attrgetter("start_exec_time", "end_exec_time", "task_id")
 
 
@@ -94,8 +96,9 @@ def timeline(
     # axis: integers format fast and lose nothing. A bar is at least one pixel wide.
     bars = f'<g class="tl-bars" transform="translate({num(GUTTER)} 0) scale({scale!r} 1)">'
     thinnest = math.ceil(1 / scale)
-    # Per stage id: the bar's class (it repeats across 800 bars).
-    classes: dict[int, str] = {}
+    # Per stage id: a bar's opening text up to its x (as is, and failed), and its tip's
+    # stage part (they repeat across 800 bars).
+    stage_texts: dict[int, tuple[str, str, str]] = {}
 
     body: list[str] = []
     y = AXIS
@@ -111,28 +114,35 @@ def timeline(
             f"{esc(clip(executor, 20))}</text>{bars}"
         )
         top = y + LANE_PAD
+        # The text between a bar's x and width, per row: y is the same for every bar in it.
+        row_ys = [f'" y="{top + r * PITCH}" width="' for r in range(rows)]
         for row, task in placed:
             start, end = task.start_exec_time, task.end_exec_time
             if end < start:
                 end = start
             stage_id = task.stage_id
-            cls = classes.get(stage_id)
-            if cls is None:
-                cls = classes[stage_id] = f"tl-bar c{colour_of(stage_id) % COLOURS}"
-            took = DURATIONS[end - start]
+            ends = stage_texts.get(stage_id)
+            if ends is None:
+                cls = f"tl-bar c{colour_of(stage_id) % COLOURS}"
+                ends = stage_texts[stage_id] = (
+                    f'<rect class="{cls}" x="',
+                    f'<rect class="{cls} failed" x="',
+                    f" · stage {stage_id} · ",
+                )
+            head, failed_head, stage_tip = ends
             # The tip is short (the lane already names the executor; one tip per task), and
             # only the status text can need escaping.
             note = ""
             if task.status != "Successful":
                 status = task_status(task.status)
                 if status.failed:
-                    cls += " failed"
+                    head = failed_head
                 if status.word != "Successful":
                     note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
+            took = end - start
             body.append(
-                f'<rect class="{cls}" x="{start - t0}" y="{top + row * PITCH}" '
-                f'width="{end - start if end - start > thinnest else thinnest}" height="{BAR}">'
-                f"<title>Task {task.task_id} · stage {stage_id} · {took}{note}</title></rect>"
+                f"{head}{start - t0}{row_ys[row]}{took if took > thinnest else thinnest}"
+                f"{_BAR_TIP}{task.task_id}{stage_tip}{DURATIONS[took]}{note}</title></rect>"
             )
         body.append("</g></g>")
         y += height
