@@ -57,11 +57,6 @@ def file_digest(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def bytes_digest(data: bytes) -> str:
-    """Return the SHA-256 of bytes already read (the same text as ``file_digest``)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def _hash_tree(h: Any, root: Path) -> None:
     """Feed every file name and content below ``root`` into ``h``, in a stable order."""
     for path in sorted(p for p in root.rglob("*") if p.is_file()):

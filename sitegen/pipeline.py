@@ -17,7 +17,6 @@ from sitegen import __version__, api, hosting, manifest, urls
 from sitegen.archive import ArchiveResult, check_archive_path, write_archive
 from sitegen.classify import Candidate, duplicates, judge
 from sitegen.errors import SitegenError, UsageError
-from sitegen.eventlog.compression import compression_of
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.eventlog.rawlog import gzip_chunks
 from sitegen.eventlog.reader import LogRead, read_log
@@ -194,36 +193,15 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
     )
 
 
-# A plain log up to this size is read into memory once, then parsed, hashed and gzipped
-# from those bytes instead of being read three times. Larger ones stream: memory stays bounded.
-ONE_READ_LIMIT = 8 << 20
-
-
-def _plain_bytes(log: LogFile) -> bytes | None:
-    """Return a small plain log's content, else None (then each consumer streams the file)."""
-    if log.size > ONE_READ_LIMIT or compression_of(log.path) is not None:
-        return None
-    try:
-        with log.path.open("rb") as f:
-            data = f.read(ONE_READ_LIMIT + 1)
-    except OSError:
-        return None  # read_log reports it
-    # Grown past the limit since discovery (a running log): stream it after all.
-    return data if len(data) <= ONE_READ_LIMIT else None
-
-
 def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     """Map step: read one log and write that job's files into its own part directory."""
-    content = _plain_bytes(log)
-    read = read_log(log.path, content)
+    read = read_log(log.path)
     verdict = judge(log, read)
     outcome = LogOutcome(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256=(
-            manifest.file_digest(log.path) if content is None else manifest.bytes_digest(content)
-        ),
+        sha256=manifest.file_digest(log.path),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
@@ -236,9 +214,7 @@ def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
     if pages.raw_logs:
-        summary.raw_log_bytes = writer.write_chunks(
-            urls.raw_log(job_id), gzip_chunks(log.path, content)
-        )
+        summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
     pages.job_pages(writer, read, summary)
     outcome.summary = summary
     outcome.roots = [job_root(job_id), *pages.job_roots(job_id)]

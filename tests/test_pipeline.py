@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import signal
@@ -253,45 +252,3 @@ def tree(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
     }
-
-
-def _plain(path: Path) -> bytes:
-    from sitegen.eventlog.reader import open_log
-
-    with open_log(path) as stream:
-        return stream.read()
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
-
-
-def test_a_log_read_once_builds_what_a_streamed_one_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import dataclasses
-
-    from sitegen import pipeline
-    from sitegen.eventlog.discover import discover
-    from sitegen.examples import EXAMPLE_LOG_DIR
-    from sitegen.pages import PageRenderer
-
-    pages = PageRenderer()
-    outcomes = {}
-    for limit in (pipeline.ONE_READ_LIMIT, 0):
-        monkeypatch.setattr(pipeline, "ONE_READ_LIMIT", limit)
-        outcomes[limit] = [
-            pipeline.process_log(log, tmp_path / str(limit) / str(n), pages)
-            for n, log in enumerate(discover(EXAMPLE_LOG_DIR))
-        ]
-    once, streamed = outcomes.values()
-    assert [dataclasses.asdict(o) for o in once] == [dataclasses.asdict(o) for o in streamed]
-    assert any(o.summary for o in once)
-    assert _tree(tmp_path / str(pipeline.ONE_READ_LIMIT)) == _tree(tmp_path / "0")
-    for n, log in enumerate(discover(EXAMPLE_LOG_DIR)):
-        outcome = once[n]
-        if outcome.summary:
-            raw = tmp_path / str(pipeline.ONE_READ_LIMIT) / str(n) / "jobs" / outcome.summary.job_id
-            assert gzip.decompress((raw / "eventlog.gz").read_bytes()) == _plain(log.path)

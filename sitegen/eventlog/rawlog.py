@@ -17,16 +17,8 @@ LEVEL = 1
 GZIP_WBITS = 31  # a gzip member with a zero timestamp: reproducible bytes
 
 
-def gzip_chunks(path: Path, data: bytes | None = None) -> Iterator[bytes]:
-    """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly.
-
-    ``data``, when given, is the content of the plain log at ``path``, already read.
-    """
-    if data is not None:
-        packer = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
-        yield packer.compress(data)
-        yield packer.flush()
-        return
+def gzip_chunks(path: Path) -> Iterator[bytes]:
+    """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly."""
     if compression.compression_of(path) == "gzip":
         with path.open("rb") as raw:
             while chunk := raw.read(CHUNK):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,12 +58,8 @@ def _is_binary(line: bytes) -> bool:
     return False
 
 
-def read_log(path: str | os.PathLike[str], data: bytes | None = None) -> LogRead:
-    """Read and classify one log; never raises for what is inside the file.
-
-    ``data``, when given, is the content of the plain (uncompressed) log at ``path``,
-    already read by a caller that also hashes and compresses it.
-    """
+def read_log(path: str | os.PathLike[str]) -> LogRead:
+    """Read and classify one log; never raises for what is inside the file."""
     path = Path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = lineno = 0
@@ -72,7 +67,7 @@ def read_log(path: str | os.PathLike[str], data: bytes | None = None) -> LogRead
     decode_task = schema.TASK_END_RECORD_DECODER.decode
     decode_envelope = schema.ENVELOPE_DECODER.decode
     try:
-        with open_log(path) if data is None else io.BytesIO(data) as stream:
+        with open_log(path) as stream:
             for lineno, line in enumerate(stream, 1):
                 # Fast path: TaskEnd is nearly every line; decode it in one pass.
                 if line.startswith(TASK_END_PREFIX):
