@@ -12,12 +12,12 @@ import click
 from sitegen import __version__, config
 from sitegen.errors import SitegenError
 from sitegen.examples import EXAMPLE_LOG_DIR
+from sitegen.layout import DEFAULT_TITLE
 
 if TYPE_CHECKING:
     from sitegen.pipeline import BuildOptions
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
-SITE_TITLE = "Ballista job history"  # the same default as sitegen.pages (kept import-light)
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
 
@@ -112,7 +112,7 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             default=None,
             help="Directory whose templates (and static/ files) replace the shipped ones.",
         ),
-        click.option("--title", default=SITE_TITLE, help="Site title in every header."),
+        click.option("--title", default=DEFAULT_TITLE, help="Site title in every header."),
         click.option(
             "--robots/--no-robots",
             default=False,

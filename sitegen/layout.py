@@ -43,6 +43,8 @@ INDEX_JSON = "index.json"
 INDEX_HTML = "index.html"
 API_ROOT = PurePosixPath("api")
 MANIFEST_NAME = ".sitegen-manifest.json"
+PARTS_DIR = ".parts"  # in the staging dir: one subdirectory per log the map step renders
+DEFAULT_TITLE = "Ballista job history"
 
 
 @dataclass(frozen=True)

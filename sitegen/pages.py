@@ -15,16 +15,16 @@ from sitegen import cells, formatting, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
+from sitegen.layout import DEFAULT_TITLE
 from sitegen.links import Linker
 from sitegen.markdown_pages import OperatorPage, discover_pages, note_for
 from sitegen.markdown_pages import render as render_md
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
 from sitegen.payload import PERCENTILE_KEYS
 from sitegen.svg.text import status_class
-from sitegen.templates import default_template_dir, environment
+from sitegen.templates import default_template_dir, environment, template_sources
 from sitegen.writer import SiteWriter
 
-SITE_TITLE = "Ballista job history"
 JOBS_PER_EXECUTOR = 50
 
 
@@ -64,7 +64,7 @@ class PageRenderer:
         self,
         template_dir: Path | str | None = None,
         *,
-        title: str = SITE_TITLE,
+        title: str = DEFAULT_TITLE,
         robots: bool = False,
         pages_dir: Path | None = None,
         notes_dirs: Sequence[Path] = (),
@@ -111,8 +111,7 @@ class PageRenderer:
 
     def template_dirs(self) -> list[Path]:
         """Return the directories pages are rendered from (templates, notes): the fingerprint."""
-        dirs = [d for d in (self.template_dir, *self.notes_dirs) if d and d.is_dir()]
-        return [*dirs, default_template_dir()]
+        return template_sources(self.template_dir, self.notes_dirs)
 
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
         """Return the header links (label, href, current?) for one page."""

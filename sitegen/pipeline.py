@@ -6,45 +6,27 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from sitegen import __version__, api, hosting, manifest, urls
+from sitegen import __version__, manifest
 from sitegen.archive import ArchiveResult, check_archive_path, write_archive
-from sitegen.classify import Candidate, duplicates, judge
+from sitegen.classify import Candidate, duplicates
 from sitegen.errors import SitegenError, UsageError
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
-from sitegen.eventlog.rawlog import gzip_chunks
-from sitegen.eventlog.reader import LogRead, read_log
-from sitegen.layout import MANIFEST_NAME, job_root
+from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME, PARTS_DIR
 from sitegen.manifest import LogEntry, LogOutcome, Manifest
-from sitegen.model import (
-    Classification,
-    ExecutorStats,
-    JobSummary,
-    Problem,
-    RunningJob,
-)
-from sitegen.pages import SITE_TITLE, PageRenderer
+from sitegen.model import Classification, JobSummary, Problem, RunningJob
 from sitegen.retention import parse_age, retained
+from sitegen.templates import template_sources
 from sitegen.writer import Publication, SiteWriter
 
-PARTS_DIR = ".parts"
+if TYPE_CHECKING:
+    from sitegen.mapstep import Progress
+
 NOTES_DIR = "notes"  # <log dir>/notes/<job_id>.md adds an operator note to a job page
-
-
-class Progress(Protocol):
-    """Something that shows how far the map step is (a progress bar, or nothing)."""
-
-    def start(self, total: int) -> None:
-        """Announce how many logs will be read."""
-
-    def advance(self) -> None:
-        """Count one more log read."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +42,7 @@ class BuildOptions:
     pages_dir: Path | None = None
     templates_dir: Path | None = None
     robots: bool = False
-    title: str = SITE_TITLE
+    title: str = DEFAULT_TITLE
     # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
     archive: Path | None = None
     # Retention of the site (logs are never touched): the newest N, those ended recently.
@@ -133,131 +115,6 @@ def check_paths(options: BuildOptions) -> None:
             raise UsageError("event-log dir must not be inside the output dir", options.output)
 
 
-def summarize(read: LogRead, file: str) -> JobSummary:
-    """Derive the small per-job record the reduce keeps from a completed log."""
-    assert read.job_end is not None
-    end = read.job_end
-    idx = end.index
-    failure = None
-    if isinstance(end.status, dict) and "Failed" in end.status:
-        failure = str(end.status["Failed"])
-    executors: dict[str, ExecutorStats] = {}
-    failed_tasks = 0
-    for task in read.tasks:
-        stats = executors.get(task.executor_id)
-        if stats is None:
-            stats = executors[task.executor_id] = ExecutorStats()
-        stats.tasks += 1
-        busy = task.end_exec_time - task.start_exec_time
-        if busy > 0:
-            stats.busy_ms += busy
-        if task.status.__class__ is dict and "Failed" in task.status:
-            stats.failed += 1
-            failed_tasks += 1
-    return JobSummary(
-        job_id=idx.job_id,
-        job_name=idx.job_name,
-        status=idx.status,
-        job_status=idx.job_status,
-        start_time=idx.start_time,
-        end_time=idx.end_time,
-        num_stages=idx.num_stages,
-        completed_stages=idx.completed_stages,
-        percent_complete=idx.percent_complete,
-        queued_at=end.queued_at,
-        started_at=end.started_at,
-        completed_at=end.completed_at,
-        file=file,
-        failure=failure,
-        tasks=len(read.tasks),
-        failed_tasks=failed_tasks,
-        executors=executors,
-    )
-
-
-def running_job(read: LogRead, log: LogFile) -> RunningJob:
-    """Describe a log without JobEnd from what it recorded so far."""
-    start = read.job_start
-    times = [t.end_exec_time for t in read.tasks]
-    return RunningJob(
-        file=log.key,
-        job_id=start.job_id if start else log.name_id,
-        job_name=start.job_name if start else "",
-        queued_at=start.queued_at if start else 0,
-        submitted_at=start.submitted_at if start else 0,
-        stages_started=len(read.stage_starts),
-        stages_ended=len(read.stage_ends),
-        tasks=len(read.tasks),
-        failed_tasks=sum(1 for t in read.tasks if isinstance(t.status, dict)),
-        last_event_time=max(times, default=start.submitted_at if start else 0),
-    )
-
-
-def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
-    """Map step: read one log and write that job's files into its own part directory."""
-    read = read_log(log.path)
-    verdict = judge(log, read)
-    outcome = LogOutcome(
-        file=log.key,
-        classification=read.classification,
-        problems=verdict.problems,
-        sha256=manifest.file_digest(log.path),
-    )
-    if read.job_end is None or verdict.job_id is None:
-        if read.classification is Classification.INCOMPLETE:
-            outcome.running = running_job(read, log)
-        return outcome
-    job_id = verdict.job_id
-    summary = summarize(read, outcome.file)
-    summary.log_bytes = log.size
-    writer = SiteWriter(part, fresh=True)
-    for rel, data in api.job_files(job_id, read.job_end):
-        writer.write(rel, data)
-    if pages.raw_logs:
-        summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
-    pages.job_pages(writer, read, summary)
-    outcome.summary = summary
-    outcome.roots = [job_root(job_id), *pages.job_roots(job_id)]
-    outcome.files = writer.files_written
-    outcome.bytes = writer.bytes_written
-    return outcome
-
-
-def _process_star(args: tuple[LogFile, Path, PageRenderer]) -> LogOutcome:
-    """Unpack arguments for ``ProcessPoolExecutor.map``."""
-    return process_log(*args)
-
-
-def map_logs(
-    logs: list[tuple[int, LogFile]],
-    staging: Path,
-    pages: PageRenderer,
-    workers: int | None,
-    progress: Progress | None = None,
-) -> dict[int, LogOutcome]:
-    """Run the map step over ``(index, log)`` pairs, in parallel when it pays."""
-    tasks = [(log, staging / PARTS_DIR / str(n), pages) for n, log in logs]
-    workers = workers or os.cpu_count() or 1
-    results: dict[int, LogOutcome] = {}
-    if workers == 1 or len(tasks) < 8:
-        outcomes: Iterator[LogOutcome] = (process_log(*t) for t in tasks)
-        pool = None
-    else:
-        # fork: workers inherit the loaded templates and modules instead of re-importing them.
-        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
-        chunk = max(1, min(16, len(tasks) // (workers * 8)))
-        outcomes = pool.map(_process_star, tasks, chunksize=chunk)
-    try:
-        for (n, _), outcome in zip(logs, outcomes, strict=True):
-            results[n] = outcome
-            if progress:
-                progress.advance()
-    finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
-    return results
-
-
 def resolve_duplicates(outcomes: list[LogOutcome]) -> dict[int, Problem]:
     """Keep the later-completed log per job id; return a problem for each other one."""
     return duplicates(
@@ -320,15 +177,9 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         check_archive_path(options.archive, options.output, options.dirs)
     logs = discover_all(options.dirs)
     stamp = build_timestamp()
-    pages = PageRenderer(
-        options.templates_dir,
-        title=options.title,
-        robots=options.robots,
-        pages_dir=options.pages_dir,
-        notes_dirs=[d / NOTES_DIR for d in options.dirs],
-        raw_logs=options.raw_logs,
-    )
-    fingerprint = manifest.fingerprint(options, pages.template_dirs(), RUN_OPTIONS)
+    notes_dirs = [d / NOTES_DIR for d in options.dirs]
+    sources = template_sources(options.templates_dir, notes_dirs)
+    fingerprint = manifest.fingerprint(options, sources, RUN_OPTIONS)
     old = None if options.clean else manifest.load(options.output)
     if old is not None and old.fingerprint != fingerprint:
         old = None
@@ -354,6 +205,19 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             report.archive = _archive(options, stamp)
             return report
 
+    # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
+    from sitegen import api, hosting
+    from sitegen.mapstep import map_logs
+    from sitegen.pages import PageRenderer
+
+    pages = PageRenderer(
+        options.templates_dir,
+        title=options.title,
+        robots=options.robots,
+        pages_dir=options.pages_dir,
+        notes_dirs=notes_dirs,
+        raw_logs=options.raw_logs,
+    )
     publication = Publication(options.output)
     staging = publication.open()
     try:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 PACKAGE_TEMPLATES = Path(__file__).parent / "templates"  # inside an installed wheel
 SOURCE_TEMPLATES = Path(__file__).parent.parent / "templates"  # a source checkout
@@ -15,8 +18,16 @@ def default_template_dir() -> Path:
     return PACKAGE_TEMPLATES if PACKAGE_TEMPLATES.is_dir() else SOURCE_TEMPLATES
 
 
+def template_sources(override: Path | None, notes_dirs: Sequence[Path] = ()) -> list[Path]:
+    """Return the directories pages are rendered from (templates, notes): the build fingerprint."""
+    dirs = [d for d in (override, *notes_dirs) if d is not None and d.is_dir()]
+    return [*dirs, default_template_dir()]
+
+
 def environment(override: Path | None = None) -> jinja2.Environment:
     """Return the Jinja environment: autoescape on, StrictUndefined, overrides first."""
+    import jinja2  # here, not at the top: a build with nothing to do never renders
+
     search = [str(override)] if override else []
     search.append(str(default_template_dir()))
     return jinja2.Environment(

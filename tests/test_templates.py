@@ -108,8 +108,11 @@ def test_build_options_defaults_keep_the_shipped_look(tmp_path: Path) -> None:
     assert report.published == 12
 
 
-def test_cli_default_title_matches_the_renderer() -> None:
-    from sitegen import cli as cli_module
-    from sitegen import pages
+def test_cli_default_title_is_the_renderers() -> None:
+    import inspect
 
-    assert cli_module.SITE_TITLE == pages.SITE_TITLE
+    from sitegen.cli import cli
+    from sitegen.pages import PageRenderer
+
+    (title,) = (p for p in cli.commands["build"].params if p.name == "title")
+    assert title.default == inspect.signature(PageRenderer).parameters["title"].default

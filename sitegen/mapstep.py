@@ -1,0 +1,160 @@
+"""The map step: one log in, that job's files written into its own part directory.
+
+Runs in worker processes. It imports the renderers, so the pipeline loads this module
+only when there is work to do: a build with nothing to do starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Protocol
+
+from sitegen import api, manifest, urls
+from sitegen.classify import judge
+from sitegen.eventlog.discover import LogFile
+from sitegen.eventlog.rawlog import gzip_chunks
+from sitegen.eventlog.reader import LogRead, read_log
+from sitegen.layout import PARTS_DIR, job_root
+from sitegen.manifest import LogOutcome
+from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob
+from sitegen.pages import PageRenderer
+from sitegen.writer import SiteWriter
+
+
+class Progress(Protocol):
+    """Something that shows how far the map step is (a progress bar, or nothing)."""
+
+    def start(self, total: int) -> None:
+        """Announce how many logs will be read."""
+
+    def advance(self) -> None:
+        """Count one more log read."""
+
+
+def summarize(read: LogRead, file: str) -> JobSummary:
+    """Derive the small per-job record the reduce keeps from a completed log."""
+    assert read.job_end is not None
+    end = read.job_end
+    idx = end.index
+    failure = None
+    if isinstance(end.status, dict) and "Failed" in end.status:
+        failure = str(end.status["Failed"])
+    executors: dict[str, ExecutorStats] = {}
+    failed_tasks = 0
+    for task in read.tasks:
+        stats = executors.get(task.executor_id)
+        if stats is None:
+            stats = executors[task.executor_id] = ExecutorStats()
+        stats.tasks += 1
+        busy = task.end_exec_time - task.start_exec_time
+        if busy > 0:
+            stats.busy_ms += busy
+        if task.status.__class__ is dict and "Failed" in task.status:
+            stats.failed += 1
+            failed_tasks += 1
+    return JobSummary(
+        job_id=idx.job_id,
+        job_name=idx.job_name,
+        status=idx.status,
+        job_status=idx.job_status,
+        start_time=idx.start_time,
+        end_time=idx.end_time,
+        num_stages=idx.num_stages,
+        completed_stages=idx.completed_stages,
+        percent_complete=idx.percent_complete,
+        queued_at=end.queued_at,
+        started_at=end.started_at,
+        completed_at=end.completed_at,
+        file=file,
+        failure=failure,
+        tasks=len(read.tasks),
+        failed_tasks=failed_tasks,
+        executors=executors,
+    )
+
+
+def running_job(read: LogRead, log: LogFile) -> RunningJob:
+    """Describe a log without JobEnd from what it recorded so far."""
+    start = read.job_start
+    times = [t.end_exec_time for t in read.tasks]
+    return RunningJob(
+        file=log.key,
+        job_id=start.job_id if start else log.name_id,
+        job_name=start.job_name if start else "",
+        queued_at=start.queued_at if start else 0,
+        submitted_at=start.submitted_at if start else 0,
+        stages_started=len(read.stage_starts),
+        stages_ended=len(read.stage_ends),
+        tasks=len(read.tasks),
+        failed_tasks=sum(1 for t in read.tasks if isinstance(t.status, dict)),
+        last_event_time=max(times, default=start.submitted_at if start else 0),
+    )
+
+
+def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
+    """Map step: read one log and write that job's files into its own part directory."""
+    read = read_log(log.path)
+    verdict = judge(log, read)
+    outcome = LogOutcome(
+        file=log.key,
+        classification=read.classification,
+        problems=verdict.problems,
+        sha256=manifest.file_digest(log.path),
+    )
+    if read.job_end is None or verdict.job_id is None:
+        if read.classification is Classification.INCOMPLETE:
+            outcome.running = running_job(read, log)
+        return outcome
+    job_id = verdict.job_id
+    summary = summarize(read, outcome.file)
+    summary.log_bytes = log.size
+    writer = SiteWriter(part, fresh=True)
+    for rel, data in api.job_files(job_id, read.job_end):
+        writer.write(rel, data)
+    if pages.raw_logs:
+        summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
+    pages.job_pages(writer, read, summary)
+    outcome.summary = summary
+    outcome.roots = [job_root(job_id), *pages.job_roots(job_id)]
+    outcome.files = writer.files_written
+    outcome.bytes = writer.bytes_written
+    return outcome
+
+
+def _process_star(args: tuple[LogFile, Path, PageRenderer]) -> LogOutcome:
+    """Unpack arguments for ``ProcessPoolExecutor.map``."""
+    return process_log(*args)
+
+
+def map_logs(
+    logs: list[tuple[int, LogFile]],
+    staging: Path,
+    pages: PageRenderer,
+    workers: int | None,
+    progress: Progress | None = None,
+) -> dict[int, LogOutcome]:
+    """Run the map step over ``(index, log)`` pairs, in parallel when it pays."""
+    tasks = [(log, staging / PARTS_DIR / str(n), pages) for n, log in logs]
+    workers = workers or os.cpu_count() or 1
+    results: dict[int, LogOutcome] = {}
+    if workers == 1 or len(tasks) < 8:
+        outcomes: Iterator[LogOutcome] = (process_log(*t) for t in tasks)
+        pool = None
+    else:
+        # fork: workers inherit the loaded templates and modules instead of re-importing them.
+        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+        chunk = max(1, min(16, len(tasks) // (workers * 8)))
+        outcomes = pool.map(_process_star, tasks, chunksize=chunk)
+    try:
+        for (n, _), outcome in zip(logs, outcomes, strict=True):
+            results[n] = outcome
+            if progress:
+                progress.advance()
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
+    return results
