@@ -95,8 +95,32 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
     )
 
 
-def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
-    """Map step: read one log and write that job's files into its own part directory."""
+def root_parents(pages: PageRenderer) -> set[str]:
+    """Return the directories job roots live in (``api/job``, ``jobs``), made before the map."""
+    return {r.rsplit("/", 1)[0] for r in (job_root("_"), *pages.job_roots("_"))}
+
+
+def _claim(staging: Path, roots: list[str], part: Path) -> Path:
+    """Return where to write a job: the staging dir, or the log's part dir if taken."""
+    # Writing in place when this log is first to claim the job's directories (nearly
+    # always) saves making, moving and removing a part directory per job; the part dir is
+    # only for a second log with the same job id, for the reduce to sort out.
+    made: list[Path] = []
+    for root in roots:
+        try:
+            os.mkdir(staging / root)
+        except FileExistsError:
+            for directory in reversed(made):
+                os.rmdir(directory)  # still empty: nothing was written yet
+            return part
+        made.append(staging / root)
+    return staging
+
+
+def process_log(
+    log: LogFile, staging: Path, part: Path, pages: PageRenderer
+) -> tuple[LogOutcome, bool]:
+    """Map step: read one log and write that job's files; say whether they went to ``part``."""
     read = read_log(log.path)
     verdict = judge(log, read)
     outcome = LogOutcome(
@@ -108,24 +132,26 @@ def process_log(log: LogFile, part: Path, pages: PageRenderer) -> LogOutcome:
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
             outcome.running = running_job(read, log)
-        return outcome
+        return outcome, False
     job_id = verdict.job_id
     summary = summarize(read, outcome.file)
     summary.log_bytes = log.size
-    writer = SiteWriter(part, fresh=True)
+    roots = [job_root(job_id), *pages.job_roots(job_id)]
+    target = _claim(staging, roots, part)
+    writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
     if pages.raw_logs:
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
     pages.job_pages(writer, read, summary)
     outcome.summary = summary
-    outcome.roots = [job_root(job_id), *pages.job_roots(job_id)]
+    outcome.roots = roots
     outcome.files = writer.files_written
     outcome.bytes = writer.bytes_written
-    return outcome
+    return outcome, target != staging
 
 
-def _process_star(args: tuple[LogFile, Path, PageRenderer]) -> LogOutcome:
+def _process_star(args: tuple[LogFile, Path, Path, PageRenderer]) -> tuple[LogOutcome, bool]:
     """Unpack arguments for ``ProcessPoolExecutor.map``."""
     return process_log(*args)
 
@@ -136,13 +162,18 @@ def map_logs(
     pages: PageRenderer,
     workers: int | None,
     progress: Progress | None = None,
-) -> dict[int, LogOutcome]:
-    """Run the map step over ``(index, log)`` pairs, in parallel when it pays."""
-    tasks = [(log, staging / PARTS_DIR / str(n), pages) for n, log in logs]
+) -> tuple[dict[int, LogOutcome], set[int]]:
+    """Run the map step over ``(index, log)`` pairs, in parallel when it pays.
+
+    Returns every log's outcome, and which logs were written to their part directory
+    (``PARTS_DIR/<index>``) rather than straight into the staging dir.
+    """
+    tasks = [(log, staging, staging / PARTS_DIR / str(n), pages) for n, log in logs]
     workers = workers or os.cpu_count() or 1
     results: dict[int, LogOutcome] = {}
+    in_parts: set[int] = set()
     if workers == 1 or len(tasks) < 8:
-        outcomes: Iterator[LogOutcome] = (process_log(*t) for t in tasks)
+        outcomes: Iterator[tuple[LogOutcome, bool]] = (process_log(*t) for t in tasks)
         pool = None
     else:
         # fork: workers inherit the loaded templates and modules instead of re-importing them.
@@ -150,11 +181,13 @@ def map_logs(
         chunk = max(1, min(16, len(tasks) // (workers * 8)))
         outcomes = pool.map(_process_star, tasks, chunksize=chunk)
     try:
-        for (n, _), outcome in zip(logs, outcomes, strict=True):
+        for (n, _), (outcome, parted) in zip(logs, outcomes, strict=True):
             results[n] = outcome
+            if parted:
+                in_parts.add(n)
             if progress:
                 progress.advance()
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)
-    return results
+    return results, in_parts

@@ -207,7 +207,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
 
     # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
     from sitegen import api, hosting
-    from sitegen.mapstep import map_logs
+    from sitegen.mapstep import map_logs, root_parents
     from sitegen.pages import PageRenderer
 
     pages = PageRenderer(
@@ -224,7 +224,9 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         todo = [(n, log) for n, log in enumerate(logs) if n not in reused]
         if progress:
             progress.start(len(todo))
-        fresh = map_logs(todo, staging, pages, options.workers, progress)
+        for parent in root_parents(pages):
+            (staging / parent).mkdir(parents=True, exist_ok=True)
+        fresh, in_parts = map_logs(todo, staging, pages, options.workers, progress)
         outcomes = [fresh[n] if n in fresh else reused[n].outcome for n in range(len(logs))]
         chosen = select(outcomes, options, stamp)
         # A reused log may be published now though it was not before (it lost a duplicate,
@@ -234,16 +236,25 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             for n, entry in reused.items()
             if n in chosen.published and not entry.published
         ]
-        fresh.update(map_logs(late, staging, pages, options.workers))
+        late_results, late_parts = map_logs(late, staging, pages, options.workers)
+        fresh.update(late_results)
+        in_parts |= late_parts
         writer = SiteWriter(staging, fresh=True)
         moves: list[tuple[Path, str]] = []
+        # Jobs a worker wrote straight into the staging dir that are not published after
+        # all (a duplicate that lost, or outside the retention): they must not be.
+        unpublished: list[str] = []
         entries: dict[str, LogEntry] = {}
         files = bytes_ = 0
         for n, log in enumerate(logs):
             outcome = outcomes[n] = fresh.get(n, outcomes[n])
             published = n in chosen.published and bool(outcome.roots)
-            if published and n in fresh:
-                moves.extend((staging / PARTS_DIR / str(n) / root, root) for root in outcome.roots)
+            if n in fresh:
+                source = staging / PARTS_DIR / str(n) if n in in_parts else staging
+                if published:
+                    moves.extend((source / root, root) for root in outcome.roots)
+                elif source == staging:
+                    unpublished.extend(outcome.roots)
             if published:
                 files += outcome.files
                 bytes_ += outcome.bytes
@@ -259,8 +270,13 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         listing = writer.written_names()
         record = Manifest(__version__, fingerprint, entries, listing)
         if old is None:
+            trash = staging / PARTS_DIR / "unpublished"
+            trash.mkdir(parents=True, exist_ok=True)
+            for n, root in enumerate(unpublished):
+                os.rename(staging / root, trash / str(n))
             for source, root in moves:
-                writer.adopt(root, source)
+                if source != staging / root:  # written in a part dir: move it into place
+                    writer.adopt(root, source)
             shutil.rmtree(staging / PARTS_DIR, ignore_errors=True)
             writer.write(MANIFEST_NAME, manifest.encode(record))
             publication.publish()

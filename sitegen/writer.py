@@ -23,7 +23,7 @@ class SiteWriter:
     without resolving each one (metadata calls dominate a build's cost).
     """
 
-    def __init__(self, root: Path, fresh: bool = False) -> None:
+    def __init__(self, root: Path, fresh: bool = False, existing: Iterable[str] = ()) -> None:
         self.root = root
         self.fresh = fresh
         self._root_text = str(root)
@@ -31,7 +31,11 @@ class SiteWriter:
         # Relative paths as "a/b/c" text: a job writes a dozen files, and building a
         # PurePosixPath for each check cost more than the checks.
         self._written: set[str] = set()
+        # Directories known to exist (``existing``: made by the caller, with their parents).
         self._dirs: set[str] = {""}
+        for directory in existing:
+            parts = directory.split("/")
+            self._dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
         self.bytes_written = 0
         if fresh:
             root.mkdir(parents=True, exist_ok=True)

@@ -86,9 +86,16 @@ def test_duplicate_ids_keep_the_later_completion(tmp_path: Path) -> None:
     logs.mkdir()
     write(logs / "dup.eventlog", job_lines("dup", start_ms=2_000_000))
     write(logs / "dup-copy.eventlog", job_lines("dup", start_ms=1_000_000))
-    report = build(BuildOptions(logs, tmp_path / "site"))
+    report = build(BuildOptions(logs, tmp_path / "site", workers=1))
     assert report.published == 1
     assert report.jobs[0].file == "dup.eventlog"
+    # The loser is read first (by name) and writes in place; the winner's files replace it.
+    from sitegen.eventlog.reader import read_log
+
+    winner = read_log(logs / "dup.eventlog").job_end
+    assert winner is not None
+    assert (tmp_path / "site/api/job/dup/index.json").read_bytes() == bytes(winner.job)
+    assert not (tmp_path / "site/.parts").exists()
     kinds = _kinds(report)
     assert kinds["dup-copy.eventlog"] == "duplicate-id"
     # The loser's name differs from its id, which is reported too (as a warning).
