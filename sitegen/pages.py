@@ -57,6 +57,11 @@ def executor_rows(jobs: list[JobSummary], keep: int) -> list[ExecutorRow]:
     return [rows[k] for k in sorted(rows)]
 
 
+# Compiling the templates costs more than rendering a job's pages. Each process keeps its
+# environments (and their compiled templates); pickled renderers sent to workers find them.
+_ENVIRONMENTS: dict[tuple[Path | None, str], jinja2.Environment] = {}
+
+
 class PageRenderer:
     """Hold the Jinja environment and page options; picklable so workers can use it."""
 
@@ -69,12 +74,16 @@ class PageRenderer:
         pages_dir: Path | None = None,
         notes_dirs: Sequence[Path] = (),
         raw_logs: bool = True,
+        cache_key: str = "",
     ) -> None:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
         self.robots = robots
         self.notes_dirs = list(notes_dirs)
         self.raw_logs = raw_logs
+        # Says which templates these are (the build fingerprint): environments are shared
+        # per process under it, so a changed template (sitegen serve) is never served stale.
+        self.cache_key = cache_key
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
         self._splice = Splicer()
@@ -87,27 +96,40 @@ class PageRenderer:
 
     @property
     def env(self) -> jinja2.Environment:
-        """Return the (lazily built) Jinja environment with the formatting filters."""
+        """Return the Jinja environment, built once per process and templates."""
         if self._env is None:
-            env = environment(self.template_dir)
-            env.filters.update(
-                number=formatting.number,
-                rows=formatting.rows,
-                duration=formatting.duration,
-                timestamp=formatting.timestamp,
-                timestamp_ms=formatting.timestamp_ms,
-                compute_time=formatting.compute_time,
-                filesize=formatting.filesize,
-                status_class=status_class,
-                lane_id=urls.lane_anchor,
-                rows_cell=cells.rows_cell,
-                duration_cell=cells.duration_cell,
-                rows_cells=cells.rows_cells,
-                duration_cells=cells.duration_cells,
-            )
-            env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
+            key = (self.template_dir, self.cache_key)
+            env = _ENVIRONMENTS.get(key)
+            if env is None:
+                env = _ENVIRONMENTS[key] = self._build_env()
             self._env = env
         return self._env
+
+    def warm(self) -> None:
+        """Compile the per-job templates now, so forked workers inherit them compiled."""
+        for name in ("job.html", "stage.html"):
+            self.env.get_template(name)
+
+    def _build_env(self) -> jinja2.Environment:
+        """Build the Jinja environment with the formatting filters."""
+        env = environment(self.template_dir)
+        env.filters.update(
+            number=formatting.number,
+            rows=formatting.rows,
+            duration=formatting.duration,
+            timestamp=formatting.timestamp,
+            timestamp_ms=formatting.timestamp_ms,
+            compute_time=formatting.compute_time,
+            filesize=formatting.filesize,
+            status_class=status_class,
+            lane_id=urls.lane_anchor,
+            rows_cell=cells.rows_cell,
+            duration_cell=cells.duration_cell,
+            rows_cells=cells.rows_cells,
+            duration_cells=cells.duration_cells,
+        )
+        env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
+        return env
 
     def template_dirs(self) -> list[Path]:
         """Return the directories pages are rendered from (templates, notes): the fingerprint."""

@@ -217,7 +217,9 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         pages_dir=options.pages_dir,
         notes_dirs=notes_dirs,
         raw_logs=options.raw_logs,
+        cache_key=fingerprint,
     )
+    pages.warm()
     publication = Publication(options.output)
     staging = publication.open()
     try:
