@@ -1,4 +1,9 @@
-"""Work with the Graphviz DOT that Ballista writes for a job's stage DAG."""
+"""Cut the job DOT Ballista writes into per-stage DOT texts, keeping their bytes.
+
+This serves ``/api/job/{id}/stage/{sid}/dot``, which must read like the live endpoint, so
+it slices text rather than parsing it. ``dotgraph`` parses the same DOT into a graph for
+the SVG pictures.
+"""
 
 from __future__ import annotations
 
