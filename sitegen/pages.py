@@ -101,6 +101,8 @@ class PageRenderer:
             key = (self.template_dir, self.cache_key)
             env = _ENVIRONMENTS.get(key)
             if env is None:
+                # A long `sitegen serve` sees many template edits: keep only the newest.
+                _ENVIRONMENTS.clear()
                 env = _ENVIRONMENTS[key] = self._build_env()
             self._env = env
         return self._env
