@@ -11,7 +11,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from sitegen.classify import Candidate, duplicates, judge
-from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
+from sitegen.eventlog.discover import LogFile, discover_all
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification, Problem, ProblemKind
 
@@ -88,8 +88,6 @@ def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
 def check(log_dirs: Path | Sequence[Path], workers: int | None = None) -> CheckReport:
     """Check every log in ``log_dirs`` and write nothing anywhere."""
     dirs = [log_dirs] if isinstance(log_dirs, Path) else list(log_dirs)
-    for log_dir in dirs:
-        check_log_dir(log_dir)
     checked = _check_all(discover_all(dirs), workers)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():

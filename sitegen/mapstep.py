@@ -20,7 +20,7 @@ from sitegen.eventlog.rawlog import gzip_chunks
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import PARTS_DIR, job_root
 from sitegen.manifest import LogOutcome
-from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob
+from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
 from sitegen.pages import PageRenderer
 from sitegen.writer import SiteWriter
 
@@ -41,7 +41,7 @@ def summarize(read: LogRead, file: str) -> JobSummary:
     end = read.job_end
     idx = end.index
     failure = None
-    if isinstance(end.status, dict) and "Failed" in end.status:
+    if is_failed(end.status):
         failure = str(end.status["Failed"])
     executors: dict[str, ExecutorStats] = {}
     failed_tasks = 0
@@ -53,7 +53,7 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         busy = task.end_exec_time - task.start_exec_time
         if busy > 0:
             stats.busy_ms += busy
-        if task.status.__class__ is dict and "Failed" in task.status:
+        if is_failed(task.status):
             stats.failed += 1
             failed_tasks += 1
     return JobSummary(
@@ -90,7 +90,7 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
         stages_started=len(read.stage_starts),
         stages_ended=len(read.stage_ends),
         tasks=len(read.tasks),
-        failed_tasks=sum(1 for t in read.tasks if isinstance(t.status, dict)),
+        failed_tasks=sum(1 for t in read.tasks if is_failed(t.status)),
         last_event_time=max(times, default=start.submitted_at if start else 0),
     )
 

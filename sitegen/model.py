@@ -51,6 +51,11 @@ class Problem:
         return self.kind not in WARNING_KINDS
 
 
+def is_failed(status: object) -> bool:
+    """Tell whether a Ballista status (task or job: ``{"Failed": ...}`` or a word) failed."""
+    return isinstance(status, dict) and "Failed" in status
+
+
 @dataclass
 class ExecutorStats:
     """What one executor did within one job, from its TaskEnd records."""

@@ -117,16 +117,7 @@ class SiteWriter:
 
     def write(self, rel: PurePosixPath | str, data: bytes) -> None:
         """Write ``data`` to ``rel`` through a temporary name and a rename."""
-        path = self._claim(rel)
-        head, _, name = path.rpartition("/")
-        tmp = f"{head}/.{name}.tmp{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        self.bytes_written += len(data)
+        self.write_chunks(rel, (data,))
 
     def write_chunks(self, rel: PurePosixPath | str, chunks: Iterable[bytes]) -> int:
         """Write a stream of chunks to ``rel`` (temporary name, then rename); return its size."""

@@ -65,10 +65,7 @@ def discover_all(log_dirs: Sequence[Path]) -> list[LogFile]:
 
 def discover(log_dir: Path) -> list[LogFile]:
     """List every log in ``log_dir``, sorted by name so builds are deterministic."""
-    if not log_dir.exists():
-        raise UsageError("event-log dir does not exist", log_dir)
-    if not log_dir.is_dir():
-        raise UsageError("event-log dir is not a directory", log_dir)
+    check_log_dir(log_dir)
     try:
         entries = sorted(log_dir.iterdir(), key=lambda p: p.name)
     except OSError as exc:
