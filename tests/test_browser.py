@@ -248,6 +248,12 @@ def test_stage_page(served: tuple[str, Path], watched: Watched, scheme: str) -> 
     assert page.locator(".failure-box table tbody tr").count() > 0
     assert page.locator("svg.dag.ops .op-node").count() >= 3
     assert page.locator("svg.histogram rect.hist-bar").count() > 0
+    # Exact counts are shown grouped ("12,345"); sorting reads them as numbers.
+    page.locator("table.tasks th", has_text="Input rows").locator("button").click()
+    shown = page.locator("table.tasks tbody tr td:nth-child(9)").all_inner_texts()
+    counts = [int(t.replace(",", "")) for t in shown if t != "—"]
+    assert len(counts) > 1 and any("," in t for t in shown)
+    assert counts == sorted(counts)
     _shoot(page, f"stage-{scheme}")
     watched.clean()
 

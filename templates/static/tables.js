@@ -9,8 +9,14 @@
     return raw !== null ? raw : cell.textContent.trim();
   }
 
+  // Exact counts are shown grouped ("12,345"): compare them as the numbers they are.
+  var GROUPED = /^-?\d{1,3}(,\d{3})+$/;
+  function numeric(text) {
+    return Number(GROUPED.test(text) ? text.replace(/,/g, "") : text);
+  }
+
   function compare(a, b) {
-    var x = Number(a), y = Number(b);
+    var x = numeric(a), y = numeric(b);
     if (a !== "" && b !== "" && !isNaN(x) && !isNaN(y)) return x - y;
     return a.localeCompare(b, undefined, { numeric: true, sensitivity: "base" });
   }
