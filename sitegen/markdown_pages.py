@@ -12,9 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import markdown
-import nh3
-from markdown.extensions.tables import TableExtension
 from markupsafe import Markup
 
 from sitegen.eventlog.discover import unsafe_id_reason
@@ -41,6 +38,11 @@ _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 def render(text: str) -> Markup:
     """Render Markdown to sanitised HTML."""
+    # Imported here: most builds render no Markdown, and importing it costs 20 ms.
+    import markdown
+    import nh3
+    from markdown.extensions.tables import TableExtension
+
     # use_align_attribute: the default inline style="text-align…" would break the CSP.
     raw = markdown.markdown(
         text, extensions=[TableExtension(use_align_attribute=True), "fenced_code", "sane_lists"]

@@ -28,10 +28,16 @@ def environment(override: Path | None = None) -> jinja2.Environment:
     """Return the Jinja environment: autoescape on, StrictUndefined, overrides first."""
     import jinja2  # here, not at the top: a build with nothing to do never renders
 
+    from sitegen import __version__
+
     search = [str(override)] if override else []
     search.append(str(default_template_dir()))
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
+        # Compiling the templates costs a third of an incremental build; Jinja keeps the
+        # compiled code per template file and source checksum in its private per-user temp
+        # directory. The version in the name: a new sitegen may compile with other settings.
+        bytecode_cache=jinja2.FileSystemBytecodeCache(pattern=f"sitegen-{__version__}-%s.cache"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
