@@ -8,6 +8,7 @@ always escaped, so the tokenizer never raises: it skips what it cannot read.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -233,6 +234,9 @@ class _Parser:
             node.label = label
 
 
+# Recurring queries write the same DOT job after job: keep the last few graphs. A cached
+# JobGraph is shared, so nothing may change it (or anything in it).
+@functools.lru_cache(maxsize=256)
 def parse(dot: str) -> JobGraph:
     """Parse a job's DOT into stages, operators and edges; never raises on bad input."""
     return _Parser(dot).parse()

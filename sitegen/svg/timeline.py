@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import DURATIONS, duration
+from sitegen.formatting import DURATIONS, Memo, duration
 from sitegen.payload import task_status
 from sitegen.svg.text import clip, esc, num
 
@@ -26,6 +26,11 @@ COLOURS = 10
 # A bar's text from its height to its task id.
 _BAR_TIP = f'" height="{BAR}"><title>Task '
 _ORDER = attrgetter("start_exec_time", "end_exec_time", "task_id")
+_END = attrgetter("end_exec_time")
+# A bar's width with the text after it up to the task id, and its duration with the
+# closing tags: both repeat across bars and jobs, so a lookup replaces formatting them.
+_WIDTH_TIP = Memo(lambda width: f"{width}{_BAR_TIP}")
+_TOOK_END = Memo(lambda took: f"{DURATIONS[took]}</title></rect>")
 
 
 def nice_step(span: float, ticks: int = 6) -> float:
@@ -38,31 +43,35 @@ def nice_step(span: float, ticks: int = 6) -> float:
     return float(base * 10)
 
 
-def _pack(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
-    """Give each overlapping task its own row within the lane (the first free row)."""
-    # Tasks come by start time, so a row that is free now stays free for every later
-    # task: keep the free rows in a heap (lowest first) and the busy ones by end time.
-    push, pop = heapq.heappush, heapq.heappop
-    free: list[int] = []
-    busy: list[tuple[int, int]] = []  # (end, row)
-    rows = 0
-    placed = []
-    for task in sorted(tasks, key=_ORDER):
-        start = task.start_exec_time
-        while busy and busy[0][0] <= start:
-            push(free, pop(busy)[1])
-        if free:
-            row = pop(free)
-        elif rows < MAX_ROWS:
-            row = rows
-            rows += 1
-        else:
-            # Overflow shares the last row rather than growing forever (and frees nothing).
-            placed.append((MAX_ROWS - 1, task))
-            continue
-        push(busy, (task.end_exec_time, row))
-        placed.append((row, task))
-    return placed
+def _lanes(tasks: Sequence[TaskEnd]) -> tuple[list[tuple[str, list[TaskEnd]]], int, int]:
+    """Group the tasks that ran into lanes by executor; return them and the time span.
+
+    Lanes come by executor id, each lane's tasks by start, end and task id (the order
+    bars are packed and drawn in). A record without an execution start (0: never ran)
+    has no bar, and must not stretch the time axis back to 1970.
+    """
+    by_executor: dict[str, list[TaskEnd]] = defaultdict(list)
+    for task in tasks:
+        by_executor[task.executor_id].append(task)
+    lanes: list[tuple[str, list[TaskEnd]]] = []
+    t0 = t1 = 0
+    for executor in sorted(by_executor):
+        lane = by_executor[executor]
+        # Sorting per lane is cheaper than one sort of them all (n log n).
+        lane.sort(key=_ORDER)
+        if lane[0].start_exec_time <= 0:  # sorted: the records that never ran come first
+            lane = [task for task in lane if task.start_exec_time > 0]
+            if not lane:
+                continue
+        # A bar ends at its end, or at its start when the clock says it ended before that.
+        first = lane[0].start_exec_time
+        last = max(lane[-1].start_exec_time, max(map(_END, lane)))
+        if not lanes or first < t0:
+            t0 = first
+        if not lanes or last > t1:
+            t1 = last
+        lanes.append((executor, lane))
+    return lanes, t0, t1
 
 
 def timeline(
@@ -72,22 +81,7 @@ def timeline(
     title: str,
 ) -> str:
     """Return the timeline SVG; empty string when there are no task records."""
-    # A record without an execution start (0: never ran) has no bar, and must not stretch
-    # the time axis back to 1970.
-    lanes: dict[str, list[TaskEnd]] = defaultdict(list)
-    t0 = t1 = 0
-    for task in tasks:
-        start = task.start_exec_time
-        if start <= 0:
-            continue
-        end = task.end_exec_time if task.end_exec_time > start else start
-        if not lanes:
-            t0, t1 = start, end
-        elif start < t0:
-            t0 = start
-        if end > t1:
-            t1 = end
-        lanes[task.executor_id].append(task)
+    lanes, t0, t1 = _lanes(tasks)
     if not lanes:
         return ""
     span = max(t1 - t0, 1)
@@ -99,51 +93,81 @@ def timeline(
     # Per stage id: a bar's opening text up to its x (as is, and failed), and its tip's
     # stage part (they repeat across 800 bars).
     stage_texts: dict[int, tuple[str, str, str]] = {}
+    push, pop = heapq.heappush, heapq.heappop
+    width_tip, took_end = _WIDTH_TIP, _TOOK_END  # local: read once per bar
 
     body: list[str] = []
     y = AXIS
-    for n, executor in enumerate(sorted(lanes)):
-        placed = _pack(lanes[executor])
-        rows = 1 + max(r for r, _ in placed)
-        height = rows * PITCH + 2 * LANE_PAD
+    for n, (executor, lane) in enumerate(lanes):
+        # The lane's head holds its height, known once its bars are packed: keep its place.
+        head_at = len(body)
+        body.append("")
+        top = y + LANE_PAD
+        # The text between a bar's x and width, per row: y is the same for every bar in it.
+        row_ys: list[str] = []
+        # Each task takes the first free row (packed and drawn in one pass). Tasks come by
+        # start, so a row that is free now stays free for every later task: keep the free
+        # rows sorted high to low (the lowest pops off the end; they free up in bunches) and
+        # the busy ones in a heap by end time.
+        free: list[int] = []
+        busy: list[tuple[int, int]] = []  # (end, row)
+        last_stage = None  # bars come in runs of one stage: look its texts up per run
+        head = failed_head = stage_tip = ""
+        for task in lane:
+            start, end = task.start_exec_time, task.end_exec_time
+            if busy and busy[0][0] <= start:
+                while busy and busy[0][0] <= start:
+                    free.append(pop(busy)[1])
+                free.sort(reverse=True)
+            if free:
+                row = free.pop()
+                push(busy, (end, row))
+            elif len(row_ys) < MAX_ROWS:
+                row = len(row_ys)
+                row_ys.append(f'" y="{top + row * PITCH}" width="')
+                push(busy, (end, row))
+            else:
+                # Overflow shares the last row rather than growing forever (and frees nothing).
+                row = MAX_ROWS - 1
+            stage_id = task.stage_id
+            if stage_id != last_stage:
+                last_stage = stage_id
+                texts = stage_texts.get(stage_id)
+                if texts is None:
+                    cls = f"tl-bar c{colour_of(stage_id) % COLOURS}"
+                    texts = stage_texts[stage_id] = (
+                        f'<rect class="{cls}" x="',
+                        f'<rect class="{cls} failed" x="',
+                        f" · stage {stage_id} · ",
+                    )
+                head, failed_head, stage_tip = texts
+            took = end - start if end > start else 0
+            if task.status == "Successful":
+                body.append(
+                    f"{head}{start - t0}{row_ys[row]}"
+                    f"{width_tip[took if took > thinnest else thinnest]}"
+                    f"{task.task_id}{stage_tip}{took_end[took]}"
+                )
+                continue
+            # The tip is short (the lane already names the executor; one tip per task), and
+            # only the status text can need escaping.
+            status = task_status(task.status)
+            note = ""
+            if status.word != "Successful":
+                note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
+            body.append(
+                f"{failed_head if status.failed else head}{start - t0}{row_ys[row]}"
+                f"{width_tip[took if took > thinnest else thinnest]}"
+                f"{task.task_id}{stage_tip}{DURATIONS[took]}{note}</title></rect>"
+            )
+        height = len(row_ys) * PITCH + 2 * LANE_PAD
         band = "tl-band odd" if n % 2 else "tl-band"
-        body.append(
+        body[head_at] = (
             f'<g class="tl-lane" id="{lane_id(executor)}"><title>{esc(executor)}</title>'
             f'<rect class="{band}" x="0" y="{y}" width="{num(WIDTH)}" height="{height}"/>'
             f'<text class="tl-label" x="6" y="{num(y + height / 2 + 4)}">'
             f"{esc(clip(executor, 20))}</text>{bars}"
         )
-        top = y + LANE_PAD
-        # The text between a bar's x and width, per row: y is the same for every bar in it.
-        row_ys = [f'" y="{top + r * PITCH}" width="' for r in range(rows)]
-        for row, task in placed:
-            start, end = task.start_exec_time, task.end_exec_time
-            if end < start:
-                end = start
-            stage_id = task.stage_id
-            ends = stage_texts.get(stage_id)
-            if ends is None:
-                cls = f"tl-bar c{colour_of(stage_id) % COLOURS}"
-                ends = stage_texts[stage_id] = (
-                    f'<rect class="{cls}" x="',
-                    f'<rect class="{cls} failed" x="',
-                    f" · stage {stage_id} · ",
-                )
-            head, failed_head, stage_tip = ends
-            # The tip is short (the lane already names the executor; one tip per task), and
-            # only the status text can need escaping.
-            note = ""
-            if task.status != "Successful":
-                status = task_status(task.status)
-                if status.failed:
-                    head = failed_head
-                if status.word != "Successful":
-                    note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
-            took = end - start
-            body.append(
-                f"{head}{start - t0}{row_ys[row]}{took if took > thinnest else thinnest}"
-                f"{_BAR_TIP}{task.task_id}{stage_tip}{DURATIONS[took]}{note}</title></rect>"
-            )
         body.append("</g></g>")
         y += height
     height = y + 4
