@@ -28,6 +28,8 @@ class LogOutcome:
     bytes: int = 0
     # SHA-256 of the log, taken by the worker that read it (hashing is parallel too).
     sha256: str = ""
+    # SHA-256 of the operator note the job page was rendered with ("" for none).
+    note_sha256: str = ""
 
 
 @dataclass

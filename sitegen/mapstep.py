@@ -21,6 +21,7 @@ from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import PARTS_DIR, job_root
 from sitegen.manifest import LogOutcome
 from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
+from sitegen.notes import read_note
 from sitegen.pages import PageRenderer
 from sitegen.writer import SiteWriter
 
@@ -143,7 +144,9 @@ def process_log(
         writer.write(rel, data)
     if pages.raw_logs:
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
-    pages.job_pages(writer, read, summary)
+    note = read_note(pages.notes_dirs, job_id)
+    outcome.note_sha256 = note.sha256 if note else ""
+    pages.job_pages(writer, read, summary, note)
     outcome.summary = summary
     outcome.roots = roots
     outcome.files = writer.files_written

@@ -8,7 +8,6 @@ forbids inline styles anyway), links limited to http(s), mailto and relative URL
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,16 +73,3 @@ def discover_pages(directory: Path | None) -> list[OperatorPage]:
         heading = _HEADING.search(path.read_text(encoding="utf-8", errors="replace"))
         pages.append(OperatorPage(slug, heading.group(1) if heading else slug, path))
     return pages
-
-
-def note_for(notes_dirs: Sequence[Path], job_id: str) -> Markup | None:
-    """Return the rendered ``notes/<job_id>.md`` for a job, if the operator wrote one."""
-    found = [d / f"{job_id}.md" for d in notes_dirs if (d / f"{job_id}.md").is_file()]
-    if not found:
-        return None
-    path = found[0]
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return render(text)

@@ -17,12 +17,13 @@ from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.links import Linker
-from sitegen.markdown_pages import OperatorPage, discover_pages, note_for
+from sitegen.markdown_pages import OperatorPage, discover_pages
 from sitegen.markdown_pages import render as render_md
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
+from sitegen.notes import Note
 from sitegen.payload import PERCENTILE_KEYS
 from sitegen.svg.text import status_class
-from sitegen.templates import default_template_dir, environment, template_sources
+from sitegen.templates import default_template_dir, environment
 from sitegen.writer import SiteWriter
 
 JOBS_PER_EXECUTOR = 50
@@ -133,10 +134,6 @@ class PageRenderer:
         env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
         return env
 
-    def template_dirs(self) -> list[Path]:
-        """Return the directories pages are rendered from (templates, notes): the fingerprint."""
-        return template_sources(self.template_dir, self.notes_dirs)
-
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
         """Return the header links (label, href, current?) for one page."""
         items = [
@@ -175,12 +172,13 @@ class PageRenderer:
         """Return the directories a job's pages live in (moved into place as a unit)."""
         return [str(urls.job_root(job_id))]
 
-    def job_pages(self, writer: SiteWriter, read: LogRead, summary: JobSummary) -> None:
+    def job_pages(
+        self, writer: SiteWriter, read: LogRead, summary: JobSummary, note: Note | None = None
+    ) -> None:
         """Write one job's page and its stage pages (map step, in a worker)."""
         job_id = summary.job_id
         page = urls.job_page(job_id)
-        note = note_for(self.notes_dirs, job_id)
-        job = job_page(read, summary, page, note)
+        job = job_page(read, summary, page, render_md(note.text) if note else None)
         writer.write(page, self.render("job.html", page, job=job))
         for info in job.stages:
             stage_file = urls.stage_page(job_id, info.segment)

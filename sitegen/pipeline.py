@@ -19,14 +19,13 @@ from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME, PARTS_DIR
 from sitegen.manifest import LogEntry, LogOutcome, Manifest
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
+from sitegen.notes import NoteIndex, notes_dirs
 from sitegen.retention import parse_age, retained
 from sitegen.templates import template_sources
 from sitegen.writer import Publication, SiteWriter
 
 if TYPE_CHECKING:
     from sitegen.mapstep import Progress
-
-NOTES_DIR = "notes"  # <log dir>/notes/<job_id>.md adds an operator note to a job page
 
 
 @dataclass(frozen=True)
@@ -143,6 +142,14 @@ def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
     return None
 
 
+def _note_changed(entry: LogEntry, notes: NoteIndex) -> bool:
+    """Tell whether a published job's operator note was added, edited or removed."""
+    summary = entry.outcome.summary
+    if not entry.published or summary is None:
+        return False  # no job page: a later build that publishes it renders it afresh
+    return notes.digest(summary.job_id) != entry.outcome.note_sha256
+
+
 @dataclass
 class Selection:
     """Which logs end up on the site: duplicate losers out, then retention applied."""
@@ -177,8 +184,8 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         check_archive_path(options.archive, options.output, options.dirs)
     logs = discover_all(options.dirs)
     stamp = build_timestamp()
-    notes_dirs = [d / NOTES_DIR for d in options.dirs]
-    sources = template_sources(options.templates_dir, notes_dirs)
+    notes = NoteIndex(notes_dirs(options.dirs))
+    sources = template_sources(options.templates_dir)
     fingerprint = manifest.fingerprint(options, sources, RUN_OPTIONS)
     old = None if options.clean else manifest.load(options.output)
     if old is not None and old.fingerprint != fingerprint:
@@ -188,7 +195,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     reused: dict[int, LogEntry] = {}
     for n, log in enumerate(logs):
         entry = _unchanged(log, old.logs.get(log.key) if old else None)
-        if entry is not None:
+        if entry is not None and not _note_changed(entry, notes):
             reused[n] = entry
     if old is not None and len(reused) == len(logs) == len(old.logs):
         outcomes = [e.outcome for e in reused.values()]
@@ -215,7 +222,7 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
         title=options.title,
         robots=options.robots,
         pages_dir=options.pages_dir,
-        notes_dirs=notes_dirs,
+        notes_dirs=notes.dirs,
         raw_logs=options.raw_logs,
         cache_key=fingerprint,
     )

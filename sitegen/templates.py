@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,10 +17,12 @@ def default_template_dir() -> Path:
     return PACKAGE_TEMPLATES if PACKAGE_TEMPLATES.is_dir() else SOURCE_TEMPLATES
 
 
-def template_sources(override: Path | None, notes_dirs: Sequence[Path] = ()) -> list[Path]:
-    """Return the directories pages are rendered from (templates, notes): the build fingerprint."""
-    dirs = [d for d in (override, *notes_dirs) if d is not None and d.is_dir()]
-    return [*dirs, default_template_dir()]
+def template_sources(override: Path | None) -> list[Path]:
+    """Return the directories pages are rendered from: part of the build fingerprint."""
+    return [
+        *([override] if override is not None and override.is_dir() else []),
+        default_template_dir(),
+    ]
 
 
 def environment(override: Path | None = None) -> jinja2.Environment:

@@ -7,6 +7,8 @@ from sitegen.examples.generator import JobSpec, generate_job
 from sitegen.pipeline import BuildOptions, build
 from tests.logs import job_lines, write
 
+FAILED_JOB = "Ca05RFR"  # the bundled failed job
+
 
 def tree(root: Path) -> dict[str, bytes]:
     return {
@@ -132,3 +134,24 @@ def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -
     report = build(BuildOptions(example_logs, site))
     assert report.rebuilt == 14
     assert_same_as_clean(example_logs, site, tmp_path, "damaged")
+
+
+def test_a_note_rebuilds_only_its_job(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    notes = example_logs / "notes"
+    notes.mkdir()
+    page = site / "jobs" / FAILED_JOB / "index.html"
+    for step, text in [("added", "Known flaky: **INC-123**"), ("edited", "Fixed in INC-124")]:
+        (notes / f"{FAILED_JOB}.md").write_text(text)
+        report = build(BuildOptions(example_logs, site))
+        assert report.rebuilt == 1, step
+        assert text.split(":")[0].split()[0] in page.read_text(), step
+        assert_same_as_clean(example_logs, site, tmp_path, f"note-{step}")
+    (notes / "not-a-job.md").write_text("a note for no job changes nothing")
+    assert build(BuildOptions(example_logs, site)).up_to_date
+    (notes / f"{FAILED_JOB}.md").unlink()
+    report = build(BuildOptions(example_logs, site))
+    assert report.rebuilt == 1
+    assert "Operator note" not in page.read_text()
+    assert_same_as_clean(example_logs, site, tmp_path, "note-removed")

@@ -1,0 +1,63 @@
+"""Operator notes: ``<log dir>/notes/<job_id>.md``, tracked per job for incremental builds."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+NOTES_DIR = "notes"
+
+
+@dataclass(frozen=True)
+class Note:
+    """One job's note as read for a build: its Markdown text and the digest of its bytes."""
+
+    text: str
+    sha256: str
+
+
+def notes_dirs(log_dirs: Sequence[Path]) -> list[Path]:
+    """Return where notes live, in the order of the log dirs (the first note found wins)."""
+    return [d / NOTES_DIR for d in log_dirs]
+
+
+def note_path(dirs: Sequence[Path], job_id: str) -> Path | None:
+    """Return the file holding a job's note, if the operator wrote one."""
+    for directory in dirs:
+        path = directory / f"{job_id}.md"
+        if path.is_file():
+            return path
+    return None
+
+
+def read_note(dirs: Sequence[Path], job_id: str) -> Note | None:
+    """Read a job's note once: the text the page shows and the digest the manifest keeps."""
+    path = note_path(dirs, job_id)
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return Note(data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest())
+
+
+class NoteIndex:
+    """Every note file of a build, listed once: which jobs' notes changed since the last one."""
+
+    def __init__(self, dirs: Sequence[Path]) -> None:
+        self.dirs = list(dirs)
+        # Listing each directory once costs less than a stat per job (100,000 of them).
+        self.paths: dict[str, Path] = {}
+        for directory in reversed(self.dirs):  # earlier dirs win: they overwrite later ones
+            if directory.is_dir():
+                self.paths.update((p.stem, p) for p in directory.glob("*.md") if p.is_file())
+
+    def digest(self, job_id: str) -> str:
+        """Return the digest of a job's note now, or "" when it has none."""
+        if job_id not in self.paths:
+            return ""
+        note = read_note(self.dirs, job_id)
+        return note.sha256 if note else ""
