@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sitegen import formatting as f
@@ -87,3 +87,11 @@ def test_task_table_rows_cell_at_edges(n: int) -> None:
 @given(st.integers(min_value=-(10**10), max_value=10**10))
 def test_task_table_rows_cell_matches_the_general_formatting(n: int) -> None:
     assert _rows_cell(n) == f'<td data-v="{n}" title="{n:,}">{f.rows(n)}</td>'
+
+
+@given(st.integers(min_value=-10, max_value=1 << 44))
+@example(1767262907015)
+@example((1 << 42) - 1)
+@example(1 << 42)
+def test_timestamps_are_timestamp_ms_and_timestamp(ms: int) -> None:
+    assert f.timestamps(ms) == (f.timestamp_ms(ms), f.timestamp(ms))
