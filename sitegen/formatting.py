@@ -151,7 +151,8 @@ def timestamps(ms: int) -> tuple[str, str]:
     """Return ``(timestamp_ms(ms), timestamp(ms))`` without a datetime per call."""
     if 0 < ms < _EXACT_MS:
         second, milli = divmod(ms, 1000)
-        prefix = _DAYS[second // 86_400] + SECONDS[second]
+        # Not SECONDS[second]: jobs rarely share a second, and misses would churn that memo.
+        prefix = _DAYS[second // 86_400] + _second_of_day(second)
         return prefix + MILLIS[milli], prefix[:-1] + "Z"
     return timestamp_ms(ms), timestamp(ms)
 
