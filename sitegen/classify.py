@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sitegen.eventlog.discover import LogFile, unsafe_id_reason
 from sitegen.eventlog.reader import LogRead
@@ -28,9 +28,8 @@ class Verdict:
     job_id: str | None = None
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A publishable log as the duplicate check sees it."""
+class Candidate(NamedTuple):
+    """A publishable log as the duplicate check sees it (a tuple: one per log, made fast)."""
 
     job_id: str
     completed_at: int
@@ -67,12 +66,17 @@ def judge(log: LogFile, read: LogRead) -> Verdict:
 
 def duplicates(candidates: Sequence[Candidate | None]) -> dict[int, Problem]:
     """Keep the later-completed log per job id; return a problem for each other one, by index."""
-    by_id: dict[str, list[tuple[int, Candidate]]] = defaultdict(list)
+    # Ids are nearly always unique: find the clashing ones first, then judge only those.
+    first: dict[str, int] = {}
+    clashes: dict[str, list[int]] = {}
     for index, candidate in enumerate(candidates):
         if candidate is not None:
-            by_id[candidate.job_id].append((index, candidate))
+            seen = first.setdefault(candidate.job_id, index)
+            if seen != index:
+                clashes.setdefault(candidate.job_id, [seen]).append(index)
     losers: dict[int, Problem] = {}
-    for job_id, group in by_id.items():
+    for job_id, indexes in clashes.items():
+        group = [(index, c) for index in indexes if (c := candidates[index]) is not None]
         # Latest completion wins; among equal times the first file name, so runs agree.
         group.sort(key=lambda item: (-item[1].completed_at, item[1].file))
         winner = group[0][1]

@@ -140,6 +140,22 @@ MILLIS = tuple(f"{n:03d}Z" for n in range(1000))
 # Task durations in whole milliseconds repeat across tables, timelines and jobs.
 DURATIONS = Memo(duration)
 
+# Below this many milliseconds ``ms / 1000`` as a float is within half a microsecond of the
+# true instant, so the datetime that timestamp() makes has exactly ``ms % 1000`` millis.
+_EXACT_MS = 1 << 42  # the year 2109
+# "2026-01-01T": a day's date, for the many timestamps that fall on the same day.
+_DAYS = Memo(lambda day: datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%dT"))
+
+
+def timestamps(ms: int) -> tuple[str, str]:
+    """Return ``(timestamp_ms(ms), timestamp(ms))`` without a datetime per call."""
+    if 0 < ms < _EXACT_MS:
+        second, milli = divmod(ms, 1000)
+        # Not SECONDS[second]: jobs rarely share a second, and misses would churn that memo.
+        prefix = _DAYS[second // 86_400] + _second_of_day(second)
+        return prefix + MILLIS[milli], prefix[:-1] + "Z"
+    return timestamp_ms(ms), timestamp(ms)
+
 
 def clock(ms: int | None) -> str:
     """Return the UTC time of day ``00:05:12.345Z`` (ISO 8601, for dense task tables)."""

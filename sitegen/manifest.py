@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +14,15 @@ from sitegen.layout import MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 
 
-@dataclass
-class LogOutcome:
+class LogOutcome(msgspec.Struct, gc=False):
     """What the map step returns for one log: small, picklable, no payloads."""
 
     file: str
     classification: Classification
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = msgspec.field(default_factory=list)
     summary: JobSummary | None = None
     running: RunningJob | None = None
-    roots: list[str] = field(default_factory=list)
+    roots: list[str] = msgspec.field(default_factory=list)
     files: int = 0
     bytes: int = 0
     # SHA-256 of the log, taken by the worker that read it (hashing is parallel too).
@@ -32,8 +31,7 @@ class LogOutcome:
     note_sha256: str = ""
 
 
-@dataclass
-class LogEntry:
+class LogEntry(msgspec.Struct, gc=False):
     """One log as last built: how to tell it is unchanged, and what it produced."""
 
     size: int
@@ -43,14 +41,13 @@ class LogEntry:
     published: bool = False
 
 
-@dataclass
-class Manifest:
+class Manifest(msgspec.Struct):
     """Everything the next build needs to decide what to rebuild."""
 
     sitegen: str
     fingerprint: str
-    logs: dict[str, LogEntry] = field(default_factory=dict)
-    site_files: list[str] = field(default_factory=list)
+    logs: dict[str, LogEntry] = msgspec.field(default_factory=dict)
+    site_files: list[str] = msgspec.field(default_factory=list)
 
 
 def file_digest(path: Path) -> str:

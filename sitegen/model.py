@@ -1,10 +1,17 @@
-"""What the renderers need from a log, derived once: classifications, problems, job summaries."""
+"""What the renderers need from a log, derived once: classifications, problems, job summaries.
+
+The records are msgspec structs untracked by the garbage collector (``gc=False``): the
+manifest holds one of each per log, 100,000 logs make millions of objects, and the
+collector scanning them for cycles cost more than decoding them. Plain data never
+forms a cycle.
+"""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+import msgspec
 
 
 class Classification(enum.StrEnum):
@@ -35,8 +42,7 @@ class ProblemKind(enum.StrEnum):
 WARNING_KINDS = frozenset({ProblemKind.ID_MISMATCH})
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True, gc=False):
     """One reportable fact about one log file."""
 
     kind: ProblemKind
@@ -56,8 +62,7 @@ def is_failed(status: object) -> bool:
     return isinstance(status, dict) and "Failed" in status
 
 
-@dataclass
-class ExecutorStats:
+class ExecutorStats(msgspec.Struct, gc=False):
     """What one executor did within one job, from its TaskEnd records."""
 
     tasks: int = 0
@@ -65,8 +70,7 @@ class ExecutorStats:
     busy_ms: int = 0
 
 
-@dataclass
-class JobSummary:
+class JobSummary(msgspec.Struct, gc=False):
     """The small per-job record the reduce step keeps in memory (never the payloads)."""
 
     job_id: str
@@ -85,14 +89,13 @@ class JobSummary:
     failure: str | None = None
     tasks: int = 0
     failed_tasks: int = 0
-    executors: dict[str, ExecutorStats] = field(default_factory=dict)
+    executors: dict[str, ExecutorStats] = msgspec.field(default_factory=dict)
     log_bytes: int = 0
     # Size of the published gzip copy of the log; None when raw logs are not published.
     raw_log_bytes: int | None = None
 
 
-@dataclass
-class RunningJob:
+class RunningJob(msgspec.Struct, gc=False):
     """A log without JobEnd: what its JobStart and TaskEnd records show so far."""
 
     file: str

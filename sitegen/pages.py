@@ -17,6 +17,7 @@ from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.links import Linker
+from sitegen.listing import job_rows
 from sitegen.markdown_pages import OperatorPage, discover_pages
 from sitegen.markdown_pages import render as render_md
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
@@ -209,18 +210,22 @@ class PageRenderer:
         """Write the listing pages, operator pages, assets and the 404 page (reduce step)."""
         ordered = newest_first(jobs)
         counts = Counter(j.status for j in ordered)
+        by_count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         pages = max(1, math.ceil(len(ordered) / urls.JOBS_PER_PAGE))
         for n in range(1, pages + 1):
             page = urls.jobs_list(n)
             chunk = ordered[(n - 1) * urls.JOBS_PER_PAGE : n * urls.JOBS_PER_PAGE]
+            rows = job_rows(chunk, urls.root_of(page))
             writer.write(
                 page,
                 self.render(
                     "jobs.html",
                     page,
+                    fragments=[rows],
                     jobs=chunk,
+                    job_rows=rows,
                     total=len(ordered),
-                    counts=sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])),
+                    counts=by_count,
                     running=len(running),
                     problems=len(problems),
                     page_number=n,

@@ -6,12 +6,12 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen import __version__, manifest
+from sitegen import __version__, gcpause, manifest
 from sitegen.archive import ArchiveResult, check_archive_path, write_archive
 from sitegen.classify import Candidate, duplicates
 from sitegen.errors import SitegenError, UsageError
@@ -178,6 +178,14 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     listing file at a time, each step atomic and in an order that keeps every
     listed job complete.
     """
+    with gcpause.freezer() as freeze:
+        return _build(options, progress, freeze)
+
+
+def _build(
+    options: BuildOptions, progress: Progress | None, freeze: Callable[[], None]
+) -> BuildReport:
+    """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     started = time.perf_counter()
     check_paths(options)
     if options.archive is not None:
@@ -187,11 +195,14 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
     notes = NoteIndex(notes_dirs(options.dirs))
     sources = template_sources(options.templates_dir)
     fingerprint = manifest.fingerprint(options, sources, RUN_OPTIONS)
-    old = None if options.clean else manifest.load(options.output)
+    # The manifest lives until the build ends: the collector need not scan its lists and
+    # dicts while they are made, nor at every full collection after (and forked workers
+    # share its pages instead of copying them as the collector writes to them).
+    with gcpause.paused():
+        old = None if options.clean else manifest.load(options.output)
+        freeze()
     if old is not None and old.fingerprint != fingerprint:
         old = None
-    # What the published site holds, taken before reused entries are updated below.
-    old_roots = _roots(old.logs.values()) if old else set()
     reused: dict[int, LogEntry] = {}
     for n, log in enumerate(logs):
         entry = _unchanged(log, old.logs.get(log.key) if old else None)
@@ -212,6 +223,8 @@ def build(options: BuildOptions, progress: Progress | None = None) -> BuildRepor
             report.archive = _archive(options, stamp)
             return report
 
+    # What the published site holds, taken before reused entries are updated below.
+    old_roots = _roots(old.logs.values()) if old else set()
     # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
     from sitegen import api, hosting
     from sitegen.mapstep import map_logs, root_parents

@@ -27,6 +27,8 @@ def retained(
     now_seconds: float,
 ) -> set[str]:
     """Return the ids of the jobs retention keeps (all of them when no limit is set)."""
+    if max_jobs is None and max_age_seconds is None:
+        return {j.job_id for j in jobs}  # no order needed: every build without limits asks
     kept = newest_first(jobs)
     if max_age_seconds is not None:
         cutoff_ms = (now_seconds - max_age_seconds) * 1000

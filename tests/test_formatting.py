@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sitegen import formatting as f
@@ -86,3 +86,11 @@ def test_rows_lookup_tables_agree_with_float_formatting_at_edges(n: int) -> None
 @given(st.integers(min_value=1_000, max_value=10**10))
 def test_rows_lookup_tables_agree_with_float_formatting(n: int) -> None:
     assert f.rows(n) == f._scaled(n)
+
+
+@given(st.integers(min_value=-10, max_value=1 << 44))
+@example(1767262907015)
+@example((1 << 42) - 1)
+@example(1 << 42)
+def test_timestamps_are_timestamp_ms_and_timestamp(ms: int) -> None:
+    assert f.timestamps(ms) == (f.timestamp_ms(ms), f.timestamp(ms))

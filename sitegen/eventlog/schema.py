@@ -108,7 +108,7 @@ class JobEnd(msgspec.Struct):
     dot: str
 
 
-class JobListEntry(msgspec.Struct):
+class JobListEntry(msgspec.Struct, gc=False):
     """One ``/api/jobs`` element, fields in Ballista's ``JobResponse`` order."""
 
     job_id: str

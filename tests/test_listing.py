@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from sitegen import urls
+from sitegen.links import Linker
+from sitegen.listing import job_rows
+from sitegen.model import JobSummary
+from sitegen.pages import PageRenderer
+
+# The loop jobs.html rendered before the rows were built in Python: the reference bytes.
+TEMPLATE_LOOP = """\
+{% for job in jobs %}
+{% set st = job.status|status_class %}
+<tr>
+<td><a href="{{ u.job(job.job_id) }}"><code>{{ job.job_id }}</code></a></td>
+<td>{{ job.job_name }}{% if job.failure %}<p class="failure">{{ job.failure }}</p>{% endif %}</td>
+<td data-v="{{ job.status }}"><span class="badge {{ st }}">{{ job.status }}</span></td>
+<td class="num" data-v="{{ job.completed_stages }}">{{ job.completed_stages }}/{{ job.num_stages }}</td>
+<td class="num" data-v="{{ job.tasks }}">{{ job.tasks|number }}</td>
+<td data-v="{{ job.start_time }}"><time datetime="{{ job.start_time|timestamp_ms }}">{{ job.start_time|timestamp }}</time></td>
+{% if job.end_time >= job.start_time %}<td class="num" data-v="{{ job.end_time - job.start_time }}">{{ (job.end_time - job.start_time)|duration }}</td>{% else %}<td class="num">—</td>{% endif %}
+</tr>
+{% endfor %}
+"""
+
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+tricky = st.sampled_from(["", "a&b", "<script>", "\"'", "Failed", "Completed", "é ü"])
+moment = st.integers(min_value=-5, max_value=4_102_444_800_000)
+
+
+@st.composite
+def summaries(draw: st.DrawFn) -> JobSummary:
+    return JobSummary(
+        job_id=draw(text | tricky),
+        job_name=draw(text | tricky),
+        status=draw(text | tricky),
+        job_status="",
+        start_time=draw(moment),
+        end_time=draw(moment),
+        num_stages=draw(st.integers(0, 999)),
+        completed_stages=draw(st.integers(0, 999)),
+        percent_complete=0,
+        queued_at=0,
+        started_at=0,
+        completed_at=0,
+        file="x.eventlog",
+        failure=draw(st.none() | text | tricky),
+        tasks=draw(st.integers(0, 10**9)),
+    )
+
+
+def _reference(jobs: list[JobSummary], page: PurePosixPath) -> str:
+    renderer = PageRenderer()
+    template = renderer.env.from_string(TEMPLATE_LOOP)
+    return template.render(jobs=jobs, u=Linker(page))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(summaries(), max_size=4), st.sampled_from([1, 2, 7]))
+@example([], 1)
+def test_rows_are_the_bytes_the_template_loop_printed(jobs: list[JobSummary], n: int) -> None:
+    page = urls.jobs_list(n)
+    built = job_rows(jobs, urls.root_of(page))
+    expected = _reference(jobs, page)
+    # The loop ends every row with a newline; the template prints one after the rows.
+    assert (built + "\n" if jobs else "") == expected
