@@ -31,6 +31,7 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("corpus: 6 jobs x 4 stages x 5 tasks")
+    assert re.search(r"^disk: creating a small file .* takes \d+ µs", run.stdout, flags=re.M)
     assert "Published 6 jobs from 6 logs" in run.stdout
     assert "1 log read, 6 unchanged" in run.stdout
     assert "is up to date: 7 jobs from 7 logs" in run.stdout
