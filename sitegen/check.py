@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 from sitegen.classify import Candidate, duplicates, judge
@@ -81,6 +79,10 @@ def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(logs) < 8:
         return [check_log(log) for log in logs]
+    # Imported here: `sitegen build` loads this module for its summary, not for a pool.
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
         return list(pool.map(check_log, logs, chunksize=max(1, len(logs) // (workers * 8))))
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import __version__, gcpause, manifest
-from sitegen.archive import ArchiveResult, check_archive_path, write_archive
 from sitegen.classify import Candidate, duplicates
 from sitegen.errors import SitegenError, UsageError
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
@@ -25,6 +24,7 @@ from sitegen.templates import template_sources
 from sitegen.writer import Publication, SiteWriter
 
 if TYPE_CHECKING:
+    from sitegen.archive import ArchiveResult
     from sitegen.mapstep import Progress
 
 
@@ -189,6 +189,8 @@ def _build(
     started = time.perf_counter()
     check_paths(options)
     if options.archive is not None:
+        from sitegen.archive import check_archive_path  # tarfile and zipfile: only when asked
+
         check_archive_path(options.archive, options.output, options.dirs)
     logs = discover_all(options.dirs)
     stamp = build_timestamp()
@@ -321,6 +323,8 @@ def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
     """Pack the published site when asked (the published directory is what gets packed)."""
     if options.archive is None:
         return None
+    from sitegen.archive import write_archive
+
     try:
         return write_archive(options.output, options.archive, int(stamp))
     except SitegenError as exc:
