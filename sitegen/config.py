@@ -8,7 +8,6 @@ the file itself, so a config works from any working directory.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,8 @@ def find(explicit: Path | None) -> Path | None:
 
 def load(path: Path, command: click.Command, known: set[str]) -> dict[str, Any]:
     """Read ``path`` into click defaults for ``command``; other commands' keys are skipped."""
+    import tomllib  # here: most runs have no config file, and every run starts by importing
+
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import secrets
 import shutil
@@ -166,6 +164,9 @@ def _alive(pid: int) -> bool:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two directories atomically with renameat2(RENAME_EXCHANGE); False if unsupported."""
+    import ctypes  # here: only publishing needs it, and a no-op build never publishes
+    import ctypes.util
+
     libc_name = ctypes.util.find_library("c")
     if not libc_name:
         return False
