@@ -10,7 +10,6 @@ from pathlib import Path
 
 from sitegen.classify import Candidate, duplicates, judge
 from sitegen.eventlog.discover import LogFile, discover_all
-from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification, Problem, ProblemKind
 
 # How much each kind of problem weighs. Errors make the check fail: the log is damaged,
@@ -66,6 +65,8 @@ class CheckReport:
 
 def check_log(log: LogFile) -> CheckedLog:
     """Read and judge one log exactly as the build's map step does."""
+    from sitegen.eventlog.reader import read_log  # not for `sitegen build`'s summary
+
     read = read_log(log.path)
     verdict = judge(log, read)
     candidate = None

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.eventlog.discover import LogFile, unsafe_id_reason
-from sitegen.eventlog.reader import LogRead
 from sitegen.model import Classification, Problem, ProblemKind
+
+if TYPE_CHECKING:
+    from sitegen.eventlog.reader import LogRead  # the reader: only where logs are read
 
 _PROBLEM_OF = {
     Classification.INCOMPLETE: ProblemKind.INCOMPLETE,
