@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import itertools
 import xml.etree.ElementTree as ET
 
@@ -201,3 +202,14 @@ def _unquote_by_hand(token: str) -> str:
 def test_unquote_resolves_escapes_like_the_definition(text: str) -> None:
     for token in (text, '"' + text, '"' + text + '"'):
         assert dotgraph._unquote(token) == _unquote_by_hand(token)
+
+
+def test_drawing_leaves_the_cached_graph_as_parsed() -> None:
+    # parse() hands the same JobGraph to every job with this DOT: drawing must not change it.
+    graph = dotgraph.parse(BALLISTA_DOT)
+    pristine = copy.deepcopy(graph)
+    dag.stage_dag(graph, {"1": "stage-1.html"}, "DAG")
+    for stage in graph.stages:
+        dag.operator_graph(stage, "ops")
+    assert graph == pristine
+    assert dotgraph.parse(BALLISTA_DOT) is graph
