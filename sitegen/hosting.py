@@ -99,16 +99,8 @@ def _file_names(body: Body) -> list[str]:
 
 def htaccess() -> str:
     """Return an Apache ``.htaccess``: typed extensionless endpoints, no slash redirect."""
-    json_names = sorted(
-        {
-            e.template.rsplit("/", 1)[-1]
-            for e in ALL_ENDPOINTS
-            if e.body is Body.JSON and "}" not in e.template.rsplit("/", 1)[-1]
-        }
-    )
-    text_names = sorted(
-        {e.template.rsplit("/", 1)[-1] for e in ALL_ENDPOINTS if e.body is Body.TEXT}
-    )
+    json_names = "|".join(_file_names(Body.JSON))
+    text_names = "|".join(_file_names(Body.TEXT))
     return (
         "# Written by sitegen: /api/P is the file api/P, or api/P/index.json; no redirect.\n"
         "Options -MultiViews -Indexes\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -126,7 +127,14 @@ def test_zero_config_host_answers_every_endpoint(
 def test_host_files_are_written(example_site: tuple[Path, BuildReport]) -> None:
     site, _ = example_site
     assert (site / ".nojekyll").read_bytes() == b""
-    assert "RewriteRule ^(api/.+?)/?$ $1/index.json [L]" in (site / ".htaccess").read_text()
+    htaccess = (site / ".htaccess").read_text()
+    assert "RewriteRule ^(api/.+?)/?$ $1/index.json [L]" in htaccess
+    # Each extensionless endpoint file is typed by name, and by its own body type only.
+    typed = dict(re.findall(r'<FilesMatch "(.+)">\n\s+ForceType "?([^"\n]+)"?\n', htaccess))
+    for _, exact, endpoint in endpoints(site):
+        name = exact.name
+        matches = [kind for pattern, kind in typed.items() if re.fullmatch(pattern, name)]
+        assert matches == [endpoint.body.value], exact
     headers = (site / "_headers").read_text()
     assert headers.startswith("/api/*\n  Access-Control-Allow-Origin: *\n")
     assert (
