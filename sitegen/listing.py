@@ -8,11 +8,10 @@ bytes the template loop did (``tests/test_listing.py`` holds that loop and compa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import quote
 
-from sitegen import urls
 from sitegen.formatting import DURATIONS, number, timestamps
 from sitegen.fragments import Fragment
+from sitegen.links import Linker
 from sitegen.model import JobSummary
 from sitegen.svg.text import status_class
 
@@ -36,10 +35,9 @@ def esc(text: str) -> str:
     return text
 
 
-def job_rows(jobs: Sequence[JobSummary], root: str) -> Fragment:
-    """Return the ``<tr>`` rows of one listing page; ``root`` leads back to the site root."""
+def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
+    """Return the ``<tr>`` rows of one listing page, linking from its page with ``link``."""
     badges: dict[str, str] = {}
-    jobs_dir = f"{root}{urls.JOBS_DIR}/"
     out = []
     # Text made from integers (counts, times, durations) has nothing to escape; text from
     # the log (ids, names, statuses, failures) always goes through esc().
@@ -59,7 +57,7 @@ def job_rows(jobs: Sequence[JobSummary], root: str) -> Fragment:
             else _NO_DURATION
         )
         at_ms, at = timestamps(start)
-        href = esc(f"{jobs_dir}{quote(job_id, safe='')}/{urls.INDEX}")
+        href = esc(link.job(job_id))
         out.append(
             f'<tr>\n<td><a href="{href}"><code>{esc(job_id)}</code></a></td>\n'
             f"<td>{esc(job.job_name)}{failure}</td>\n{badge}\n"

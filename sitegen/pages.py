@@ -215,7 +215,7 @@ class PageRenderer:
         for n in range(1, pages + 1):
             page = urls.jobs_list(n)
             chunk = ordered[(n - 1) * urls.JOBS_PER_PAGE : n * urls.JOBS_PER_PAGE]
-            rows = job_rows(chunk, urls.root_of(page))
+            rows = job_rows(chunk, Linker(page))
             writer.write(
                 page,
                 self.render(

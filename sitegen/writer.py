@@ -109,10 +109,6 @@ class SiteWriter:
         self._ensure_parent(key)
         return f"{self._root_text}/{key}"
 
-    def claim(self, rel: PurePosixPath | str) -> Path:
-        """Reserve ``rel`` as a target, failing if something already wrote it."""
-        return Path(self._claim(rel))
-
     def write(self, rel: PurePosixPath | str, data: bytes) -> None:
         """Write ``data`` to ``rel`` through a temporary name and a rename."""
         self.write_chunks(rel, (data,))

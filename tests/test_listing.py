@@ -64,7 +64,7 @@ def _reference(jobs: list[JobSummary], page: PurePosixPath) -> str:
 @example([], 1)
 def test_rows_are_the_bytes_the_template_loop_printed(jobs: list[JobSummary], n: int) -> None:
     page = urls.jobs_list(n)
-    built = job_rows(jobs, urls.root_of(page))
+    built = job_rows(jobs, Linker(page))
     expected = _reference(jobs, page)
     # The loop ends every row with a newline; the template prints one after the rows.
     assert (built + "\n" if jobs else "") == expected
