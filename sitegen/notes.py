@@ -35,8 +35,11 @@ def note_path(dirs: Sequence[Path], job_id: str) -> Path | None:
 def read_note(dirs: Sequence[Path], job_id: str) -> Note | None:
     """Read a job's note once: the text the page shows and the digest the manifest keeps."""
     path = note_path(dirs, job_id)
-    if path is None:
-        return None
+    return None if path is None else _load(path)
+
+
+def _load(path: Path) -> Note | None:
+    """Read one note file; None when it cannot be read."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -57,7 +60,6 @@ class NoteIndex:
 
     def digest(self, job_id: str) -> str:
         """Return the digest of a job's note now, or "" when it has none."""
-        if job_id not in self.paths:
-            return ""
-        note = read_note(self.dirs, job_id)
+        path = self.paths.get(job_id)
+        note = _load(path) if path is not None else None
         return note.sha256 if note else ""
