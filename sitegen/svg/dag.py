@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
 
 from sitegen.dotgraph import JobGraph, StageGraph
-from sitegen.svg.layered import Box, Layout, layered, path_data
+from sitegen.svg.layered import Box, Layout, layered, path_data, topological_order
 from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, esc, num, status_class
 
 LINE = 16.0
@@ -36,23 +35,9 @@ def _edges(layout: Layout, marker_id: str) -> list[str]:
 
 def _flow_order(stage: StageGraph) -> list[str]:
     """Return a stage's operators in data-flow order (scans first, the writer last)."""
-    indegree = dict.fromkeys(stage.operators, 0)
-    succ: dict[str, list[str]] = defaultdict(list)
-    for a, b in stage.edges:
-        if a in indegree and b in indegree:
-            succ[a].append(b)
-            indegree[b] += 1
-    ready = [k for k, d in indegree.items() if d == 0]
-    order: list[str] = []
-    while ready:
-        node = ready.pop(0)
-        order.append(node)
-        for nxt in succ[node]:
-            indegree[nxt] -= 1
-            if indegree[nxt] == 0:
-                ready.append(nxt)
-    order += [k for k in stage.operators if k not in order]
-    return order
+    order = topological_order(stage.operators, stage.edges)
+    placed = set(order)
+    return order + [k for k in stage.operators if k not in placed]
 
 
 def _svg(layout: Layout, label: str, body: list[str], css_class: str, role: str) -> str:

@@ -8,7 +8,8 @@ the ordering with the fewest crossings, then x positions by isotonic regression
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+from collections import defaultdict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 Point = tuple[float, float]
@@ -83,24 +84,37 @@ def _acyclic(keys: list[str], edges: list[tuple[str, str]]) -> list[tuple[str, s
     return [(b, a, True) if (a, b) in back else (a, b, False) for a, b in edges]
 
 
+def topological_order(keys: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[str]:
+    """Return ``keys`` sources first (Kahn, first ready first); keys on a cycle are left out.
+
+    Edges with an end outside ``keys`` are ignored.
+    """
+    indegree = dict.fromkeys(keys, 0)
+    succ: dict[str, list[str]] = defaultdict(list)
+    for a, b in edges:
+        if a in indegree and b in indegree:
+            succ[a].append(b)
+            indegree[b] += 1
+    ready = deque(k for k, d in indegree.items() if d == 0)
+    order: list[str] = []
+    while ready:
+        node = ready.popleft()
+        order.append(node)
+        for nxt in succ[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                ready.append(nxt)
+    return order
+
+
 def _layers(keys: list[str], edges: list[tuple[str, str, bool]]) -> dict[str, int]:
     """Assign longest-path layers, then pull sources down next to their first consumer."""
     preds: dict[str, list[str]] = defaultdict(list)
     succs: dict[str, list[str]] = defaultdict(list)
-    indegree = dict.fromkeys(keys, 0)
     for a, b, _ in edges:
         preds[b].append(a)
         succs[a].append(b)
-        indegree[b] += 1
-    ready = [k for k in keys if indegree[k] == 0]
-    order = []
-    while ready:
-        node = ready.pop(0)
-        order.append(node)
-        for nxt in succs[node]:
-            indegree[nxt] -= 1
-            if indegree[nxt] == 0:
-                ready.append(nxt)
+    order = topological_order(keys, ((a, b) for a, b, _ in edges))
     layer: dict[str, int] = {}
     for node in order:
         layer[node] = max((layer[p] + 1 for p in preds[node]), default=0)
