@@ -9,6 +9,8 @@ import msgspec
 
 from sitegen.examples.generator import JobSpec, generate_job
 
+FAILED_JOB = "Ca05RFR"  # the bundled failed job (tpch-q9)
+
 
 def record(kind: str, data: Any, version: int = 1) -> bytes:
     """Encode one envelope line."""

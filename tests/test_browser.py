@@ -21,10 +21,10 @@ from sitegen import hosting
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.pipeline import BuildOptions, build
 from tests.conftest import CHROMIUM_ARGS, require
+from tests.logs import FAILED_JOB
 
 SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
-FAILED_JOB = "Ca05RFR"  # the bundled failed job (tpch-q9)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

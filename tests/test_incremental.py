@@ -5,9 +5,7 @@ from pathlib import Path
 
 from sitegen.examples.generator import JobSpec, generate_job
 from sitegen.pipeline import BuildOptions, build
-from tests.logs import job_lines, write
-
-FAILED_JOB = "Ca05RFR"  # the bundled failed job
+from tests.logs import FAILED_JOB, job_lines, write
 
 
 def tree(root: Path) -> dict[str, bytes]:

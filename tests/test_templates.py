@@ -11,8 +11,7 @@ from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.pages import PageRenderer
 from sitegen.pipeline import BuildOptions, BuildReport, build
 from sitegen.templates import default_template_dir
-
-FAILED_JOB = "Ca05RFR"
+from tests.logs import FAILED_JOB
 
 
 def test_environment_is_strict_and_escapes() -> None:
@@ -59,7 +58,7 @@ def test_example_counts_and_listing(example_site: tuple[Path, BuildReport]) -> N
 def test_options_robots_title_templates_pages_and_notes(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
-    for log in EXAMPLE_LOG_DIR.glob("Ca05RFR.eventlog"):
+    for log in EXAMPLE_LOG_DIR.glob(f"{FAILED_JOB}.eventlog"):
         (logs / log.name).write_bytes(log.read_bytes())
     (logs / "notes").mkdir()
     (logs / "notes" / f"{FAILED_JOB}.md").write_text(
