@@ -17,8 +17,10 @@ def number(value: int | None) -> str:
     return NONE if value is None else f"{value:,}"
 
 
-def _scaled(value: int) -> str:
-    """Return a row count of 1,000 or more (or negative) as ``12K``, ``1.5M``, ``150M``."""
+def rows(value: int | None) -> str:
+    """Return a row count the short way: ``950``, ``12K``, ``1.5M``."""
+    if value is None:
+        return NONE
     for scale, unit in _UNITS:
         if abs(value) >= scale:
             scaled = value / scale
@@ -26,33 +28,6 @@ def _scaled(value: int) -> str:
             text = f"{scaled:.1f}" if abs(scaled) < 100 else f"{scaled:.0f}"
             return text.removesuffix(".0") + unit
     return str(value)
-
-
-# Task tables show two row counts per task: look the common K and M texts up instead of
-# formatting floats. Away from a tie (…50 exactly, where the float's binary value decides),
-# rounding the exact quotient to the nearest step gives the same text as _scaled.
-ROW_TENTHS = {
-    unit: tuple(f"{n // 10}.{n % 10}".removesuffix(".0") + unit for n in range(1001))
-    for unit in "KM"
-}
-ROW_WHOLE = {unit: tuple(f"{n}{unit}" for n in range(1001)) for unit in "KM"}
-
-
-def rows(value: int | None) -> str:
-    """Return a row count the short way: ``950``, ``12K``, ``1.5M``."""
-    if value is None:
-        return NONE
-    if 0 <= value < 1_000_000_000:
-        if value < 1_000:
-            return str(value)
-        unit, scale = ("K", 1_000) if value < 1_000_000 else ("M", 1_000_000)
-        if value < 100 * scale:  # one decimal: round to a tenth of the unit
-            step = scale // 10
-            if value % step != step // 2:
-                return ROW_TENTHS[unit][(value + step // 2) // step]
-        elif value % scale != scale // 2:
-            return ROW_WHOLE[unit][(value + scale // 2) // scale]
-    return _scaled(value)
 
 
 def duration(ms: float | None) -> str:
