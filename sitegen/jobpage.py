@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -24,9 +23,8 @@ from sitegen.layout import JOB_ENDPOINTS
 from sitegen.links import Linker
 from sitegen.model import JobSummary
 from sitegen.svg import dag, histogram, timeline
-from sitegen.svg.text import status_class
+from sitegen.svg.text import esc, status_class
 
-esc = html.escape
 _EMPTY_CELL = f"<td>{NONE}</td>"
 # A task table's duration cells, by duration: they repeat within and across jobs.
 _TOOK_CELLS = Memo(lambda took: f'<td data-v="{took}">{DURATIONS[took]}</td>')
