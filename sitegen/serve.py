@@ -182,13 +182,13 @@ def snapshot(paths: list[Path]) -> dict[str, tuple[int, int]]:
 
 def watch(
     paths: list[Path],
+    last: dict[str, tuple[int, int]],
     rebuild: Callable[[], None],
     stop: threading.Event,
     interval: float = 0.3,
     quiet_period: float = 0.5,
 ) -> None:
-    """Poll ``paths``; after a burst of changes settles for ``quiet_period``, rebuild once."""
-    last = snapshot(paths)
+    """Poll ``paths`` against ``last``; once a burst of changes settles, rebuild once."""
     while not stop.wait(interval):
         current = snapshot(paths)
         if current == last:
@@ -222,8 +222,12 @@ def serve(
     port: int,
     on_build: Callable[[object | None, str | None], None],
     ready: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> None:
-    """Build once, then serve ``output`` and rebuild when a watched path changes."""
+    """Build once, then serve ``output`` and rebuild when a watched path changes.
+
+    Setting ``stop`` (or Ctrl-C) shuts the server down.
+    """
     state = SiteState(output)
     try:
         httpd = http.server.ThreadingHTTPServer((host, port), make_handler(state))
@@ -233,13 +237,18 @@ def serve(
             raise UsageError(message) from None
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     httpd.daemon_threads = True
+    # The baseline is taken before the first build, so that a log written while it runs
+    # (or before the watcher thread is scheduled) still triggers a rebuild.
+    paths = watched_paths(options, output)
+    baseline = snapshot(paths)
     try:
         on_build(build(), None)
     except BaseException:
         httpd.server_close()
         raise
     state.publish(None)
-    stop = threading.Event()
+    if stop is None:
+        stop = threading.Event()
     lock = threading.Lock()
 
     def rebuild() -> None:
@@ -257,10 +266,12 @@ def serve(
                 on_build(report, None)
                 state.publish(None)
 
-    watcher = threading.Thread(
-        target=watch, args=(watched_paths(options, output), rebuild, stop), daemon=True
-    )
-    watcher.start()
+    def shut_down_on_stop() -> None:
+        stop.wait()
+        httpd.shutdown()
+
+    for target, args in ((watch, (paths, baseline, rebuild, stop)), (shut_down_on_stop, ())):
+        threading.Thread(target=target, args=args, daemon=True).start()
     if ready:
         ready(f"http://{host}:{httpd.server_address[1]}/")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -122,6 +123,43 @@ def test_rebuilds_on_new_log_and_survives_bad_input(
     assert out.count("Published") == 4, out  # initial build, new log, corrupt log, burst
     assert out.count("is up to date") == 1, out  # the recovery: nothing changed meanwhile
     assert out.count("Rebuild failed (still serving the last good site)") == 1, out
+
+
+def test_log_written_during_the_first_build_triggers_a_rebuild(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    # The watcher's baseline predates the first build: a log that lands while it runs
+    # (or before the watcher thread is first scheduled) is not mistaken for the baseline.
+    from sitegen.pipeline import BuildOptions, build
+    from sitegen.serve import serve
+
+    options = BuildOptions(example_logs, tmp_path / "site")
+    reports: list[object] = []
+    stop = threading.Event()
+
+    def build_then_drop_a_log() -> object:
+        report = build(options)
+        if not reports:
+            write(example_logs / "late.eventlog", job_lines("late"))
+        return report
+
+    def on_build(report: object | None, error: str | None) -> None:
+        assert error is None
+        reports.append(report)
+
+    server = threading.Thread(
+        target=serve,
+        args=(options, build_then_drop_a_log, options.output, "127.0.0.1", 0, on_build),
+        kwargs={"stop": stop},
+    )
+    server.start()
+    try:
+        wait_until(lambda: len(reports) == 2)
+        assert (options.output / "api/job/late/index.json").is_file()
+    finally:
+        stop.set()
+        server.join(10)
+    assert not server.is_alive()
 
 
 def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> None:
