@@ -22,6 +22,22 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
 
 
+# Not ParamType[str]: click 8.1, which pyproject allows, is not generic at run time.
+class BaseUrl(click.ParamType):  # type: ignore[type-arg]
+    """A site base URL: an absolute path or an http(s) URL, given a trailing slash."""
+
+    name = "url"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """Check and normalise the value (bad values are usage errors, exit 2)."""
+        from sitegen.urls import base_url
+
+        try:
+            return base_url(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def _config_callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Load ``sitegen.toml`` (or --config) into the command's defaults, before other options."""
     path = config.find(value)
@@ -113,6 +129,13 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             help="Directory whose templates (and static/ files) replace the shipped ones.",
         ),
         click.option("--title", default=DEFAULT_TITLE, help="Site title in every header."),
+        click.option(
+            "--base-url",
+            type=BaseUrl(),
+            default=None,
+            help="Where the site is served from (/ or /history/ or https://…/): lets the 404 "
+            "page, shown at any missing address, link back. [default: relative links]",
+        ),
         click.option(
             "--robots/--no-robots",
             default=False,

@@ -11,9 +11,10 @@ from sitegen import urls
 class Linker:
     """Build relative hrefs from one page (templates call it as ``u``)."""
 
-    def __init__(self, page: PurePosixPath) -> None:
+    def __init__(self, page: PurePosixPath, root: str | None = None) -> None:
+        """Link from ``page``; a given ``root`` (the site's base URL) makes links absolute."""
         self.page = page
-        self.root = urls.root_of(page)
+        self.root = urls.root_of(page) if root is None else root
 
     def __call__(self, target: PurePosixPath | str, fragment: str = "") -> str:
         """Return the link to any site file."""

@@ -73,6 +73,7 @@ class PageRenderer:
         *,
         title: str = DEFAULT_TITLE,
         robots: bool = False,
+        base_url: str | None = None,
         pages_dir: Path | None = None,
         notes_dirs: Sequence[Path] = (),
         raw_logs: bool = True,
@@ -81,6 +82,7 @@ class PageRenderer:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
         self.robots = robots
+        self.base_url = base_url
         self.notes_dirs = list(notes_dirs)
         self.raw_logs = raw_logs
         # Says which templates these are (the build fingerprint): environments are shared
@@ -152,10 +154,14 @@ class PageRenderer:
         page: PurePosixPath,
         *,
         fragments: Sequence[Fragment] = (),
+        root: str | None = None,
         **context: Any,
     ) -> bytes:
-        """Render one page; links in it are relative to ``page``; ``fragments`` go in as bytes."""
-        link = Linker(page)
+        """Render one page; ``fragments`` go in as bytes.
+
+        Links in it are relative to ``page``, or absolute from ``root`` when given.
+        """
+        link = Linker(page, root)
         compiled = self.env.get_template(template)
         return self._splice(
             lambda: compiled.render(
@@ -254,7 +260,12 @@ class PageRenderer:
             page = urls.operator_page(op.slug)
             body = render_md(op.source.read_text(encoding="utf-8", errors="replace"))
             writer.write(page, self.render("page.html", page, title=op.title, body=body))
-        writer.write(urls.NOT_FOUND, self.render("404.html", urls.NOT_FOUND))
+        # Hosts show the 404 page at any missing address, at any depth: relative links
+        # only resolve at the top level, so it links from the base URL when one is known.
+        not_found = self.render(
+            "404.html", urls.NOT_FOUND, root=self.base_url, base_url=self.base_url
+        )
+        writer.write(urls.NOT_FOUND, not_found)
         for name, data in self.static_files().items():
             writer.write(urls.static(name), data)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen import __version__, gcpause, manifest
+from sitegen import __version__, gcpause, manifest, urls
 from sitegen.classify import Candidate, duplicates
 from sitegen.errors import SitegenError, UsageError
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
@@ -42,6 +42,9 @@ class BuildOptions:
     templates_dir: Path | None = None
     robots: bool = False
     title: str = DEFAULT_TITLE
+    # Where the site is served from (``/``, ``/history/``, ``https://…/``): the 404 page,
+    # which hosts show at any missing address, links absolutely from it. None: relative.
+    base_url: str | None = None
     # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
     archive: Path | None = None
     # Retention of the site (logs are never touched): the newest N, those ended recently.
@@ -56,6 +59,11 @@ class BuildOptions:
             object.__setattr__(self, "log_dirs", (self.log_dirs,))
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work
+        if self.base_url is not None:
+            try:
+                object.__setattr__(self, "base_url", urls.base_url(self.base_url))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
 
     @property
     def dirs(self) -> tuple[Path, ...]:
@@ -236,6 +244,7 @@ def _build(
         options.templates_dir,
         title=options.title,
         robots=options.robots,
+        base_url=options.base_url,
         pages_dir=options.pages_dir,
         notes_dirs=notes.dirs,
         raw_logs=options.raw_logs,

@@ -30,6 +30,23 @@ OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+# An absolute path, or an http(s) URL; no spaces, query or fragment.
+_BASE_URL = re.compile(r"(?:https?://[^/\s?#]+)?/(?:[^\s?#]*/)?")
+
+
+def base_url(text: str) -> str:
+    """Return ``text`` as the site's base URL, ending in ``/``; raise ValueError if unusable."""
+    # It becomes the start of every link on the 404 page: anything else (``javascript:``,
+    # a relative path) would not lead to the site's root.
+    url = text if text.endswith("/") else text + "/"
+    if not _BASE_URL.fullmatch(url):
+        raise ValueError(
+            f"base URL {text!r} must be an absolute path (/history/) or an http(s) URL, "
+            "without spaces, query or fragment"
+        )
+    return url
+
+
 @functools.cache
 def jobs_list(page: int) -> PurePosixPath:
     """Return the file of page ``page`` (1-based) of the jobs list; page 1 is the site index."""

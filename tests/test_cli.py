@@ -165,3 +165,23 @@ def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
     index = (tmp_path / "site/index.html").read_text()
     assert "tpch-q1" in index
     assert (tmp_path / "site/404.html").is_file()
+
+
+def test_base_url_makes_the_404_page_link_absolutely(tmp_path: Path, example_logs: Path) -> None:
+    args = ["build", "--event-log-dir", str(example_logs)]
+    result = CliRunner().invoke(cli, [*args, "--output", str(tmp_path / "a"), "--base-url", "/h"])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "a/404.html").read_text()
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs and all(h.startswith("/h/") for h in hrefs), hrefs
+    assert '"/h/static/style.css"' in page and "--base-url" not in page
+    # Only the 404 page: every other page keeps relative links (file://, any sub-path).
+    assert 'href="static/style.css"' in (tmp_path / "a/index.html").read_text()
+
+    bad = CliRunner().invoke(cli, [*args, "--output", str(tmp_path / "b"), "--base-url", "x y"])
+    assert bad.exit_code == 2
+    assert bad.output.splitlines()[-1] == (
+        "Error: Invalid value for '--base-url' (env var: 'SITEGEN_BASE_URL'): base URL 'x y' "
+        "must be an absolute path (/history/) or an http(s) URL, without spaces, query or fragment"
+    )
+    assert not (tmp_path / "b").exists()

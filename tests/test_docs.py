@@ -133,8 +133,12 @@ def test_workflow_steps_build_what_they_upload(
     monkeypatch.chdir(tmp_path)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
+    # What GitHub fills in for a project site named "history".
+    expressions = {"${{ steps.pages.outputs.base_path }}": "/history"}
     ran = 0
     for step in workflow["jobs"]["build"]["steps"]:
+        for key, value in step.get("env", {}).items():
+            monkeypatch.setenv(key, expressions.get(value, value))
         script = step.get("run", "").replace("\\\n", " ")
         for line in script.splitlines():
             for args in sitegen_commands(line):
@@ -158,6 +162,7 @@ def test_workflow_steps_build_what_they_upload(
     }
     site = Path(uploads["actions/upload-pages-artifact"])
     assert (site / "index.html").is_file() and (site / "api/jobs").is_file()
+    assert 'href="/history/static/style.css"' in (site / "404.html").read_text()
     with tarfile.open(uploads["actions/upload-artifact"]) as tar:
         assert "api/jobs" in tar.getnames()
     assert summary["archive"]["path"] == uploads["actions/upload-artifact"]

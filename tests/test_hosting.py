@@ -6,7 +6,7 @@ import json
 import re
 import urllib.request
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import pytest
 
@@ -66,6 +66,30 @@ def test_nginx_serves_exact_paths(
             assert b"Not found" in resp.body
         page = get(port, "/")
         assert page.status == 200 and page.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("base_url", [None, "/"])
+def test_nginx_404_page_deep_in_the_site_links_back(
+    base_url: str | None, example_logs: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site, base_url=base_url))
+    with nginx(require("nginx"), site, tmp_path / "nginx") as port:
+        page = get(port, "/jobs/no-such-job/deeper/stage-9.html")
+        assert page.status == 404 and b"Not found" in page.body
+        hrefs = re.findall(r'href="([^"]*)"', page.body.decode())
+        assert len(hrefs) >= 8
+        # Resolve each link as a browser would, against the address the 404 was shown at.
+        statuses = {
+            h: get(port, urlsplit(urljoin("/jobs/no-such-job/deeper/", h)).path).status
+            for h in hrefs
+        }
+    if base_url is None:
+        # Relative links only resolve at the top level: the page says so.
+        assert statuses["static/style.css"] == 404
+        assert b"--base-url" in page.body
+    else:
+        assert set(statuses.values()) == {200}, statuses
 
 
 def test_nginx_config_from_cli_is_complete(tmp_path: Path) -> None:
