@@ -70,21 +70,33 @@ def caddy(root: Path, listen: str) -> str:
         f"http://{listen} {{\n"
         f"    root * {root}\n"
         f"    @hidden path {hidden}\n"
-        "    respond @hidden 404\n"
+        "    error @hidden 404\n"
         '    header /api/* Access-Control-Allow-Origin "*"\n'
-        "    @jobdir {\n"
-        "        path /api/job/*\n"
-        f"        file {{path}}/{INDEX_JSON}\n"
-        "    }\n"
-        "    # The rewrite changes the file name, so file_server sends no slash redirect.\n"
-        "    rewrite @jobdir {file_match.relative}\n"
         f"    @text path_regexp ^/api/{_alternation(Body.TEXT)}$\n"
         f'    header @text Content-Type "{Body.TEXT.value}"\n'
         f"    @json path_regexp ^/api/{_alternation(Body.JSON)}$\n"
         f"    header @json Content-Type {Body.JSON.value}\n"
+        "    # /api/job/{id} is the directory's index.json, with no slash redirect. (Not a\n"
+        "    # rewrite to {path}/index.json: a job id with ? would turn into a query.)\n"
+        "    handle /api/job/* {\n"
+        "        file_server {\n"
+        f"            index {INDEX_JSON}\n"
+        "            disable_canonical_uris\n"
+        "        }\n"
+        "    }\n"
+        "    # Pages link relatively: a page directory is only served at its slash form. Caddy's\n"
+        "    # own redirect writes the path unescaped (a job id with ? or # would break).\n"
+        "    @slashless {\n"
+        "        not path /api/* */\n"
+        "        file {path}/index.html\n"
+        "        expression \"{query} == ''\"\n"
+        "    }\n"
+        "    redir @slashless {uri}/ 301\n"
         "    file_server\n"
         "    handle_errors {\n"
         "        rewrite * /404.html\n"
+        "        # Not the type an /api/ path set before it turned out to be missing.\n"
+        '        header Content-Type "text/html; charset=utf-8"\n'
         "        file_server\n"
         "    }\n"
         "}\n"
@@ -101,27 +113,41 @@ def htaccess() -> str:
     """Return an Apache ``.htaccess``: typed extensionless endpoints, no slash redirect."""
     json_names = "|".join(_file_names(Body.JSON))
     text_names = "|".join(_file_names(Body.TEXT))
+    hidden = "|".join(name.replace(".", r"\.") for name in HIDDEN)
+    # Job ids are log text: ``?``, ``#`` and ``%`` in a path must survive each rewrite. B=?#%
+    # escapes them in the back-reference, so the target is still one path (UnsafeAllow3F
+    # lets Apache 2.4.60+ rewrite a path with an escaped ``?``: it stays a path here). The
+    # slash redirect reuses the request's own escaped path, taken from THE_REQUEST.
+    keep = "B=?#%,UnsafeAllow3F,L"
     return (
         "# Written by sitegen: /api/P is the file api/P, or api/P/index.json; no redirect.\n"
         "Options -MultiViews -Indexes\n"
         "DirectorySlash Off\n"
         "DirectoryIndex index.html\n"
         "ErrorDocument 404 /404.html\n"
+        "AddDefaultCharset utf-8\n"
+        "AddCharset utf-8 .css .js .svg\n"
         "RewriteEngine On\n"
+        "# The build's bookkeeping is not served.\n"
+        f"RewriteRule ^({hidden})$ - [R=404,L]\n"
         "RewriteCond %{REQUEST_FILENAME} -d\n"
         f"RewriteCond %{{REQUEST_FILENAME}}/{INDEX_JSON} -f\n"
-        f"RewriteRule ^(api/.+?)/?$ $1/{INDEX_JSON} [L]\n"
+        f"RewriteRule ^(api/.+?)/?$ $1/{INDEX_JSON} [{keep}]\n"
+        "# Pages link relatively: a page directory is only served at its slash form.\n"
+        "RewriteCond %{REQUEST_URI} !^/api/\n"
+        "RewriteCond %{REQUEST_FILENAME} -d\n"
+        "RewriteCond %{THE_REQUEST} ^\\S+\\s+([^\\s?]*[^\\s?/])[\\s?]\n"
+        "RewriteRule ^ %1/ [NE,R=301,L]\n"
         "RewriteCond %{REQUEST_URI} !^/api/\n"
         "RewriteCond %{REQUEST_FILENAME} -d\n"
         "RewriteCond %{REQUEST_FILENAME}/index.html -f\n"
-        "RewriteRule ^(.*?)/?$ $1/index.html [L]\n"
+        f"RewriteRule ^(.*?)/?$ $1/index.html [{keep}]\n"
         f'<FilesMatch "^({json_names}|index\\.json)$">\n'
         f"  ForceType {Body.JSON.value}\n</FilesMatch>\n"
         f'<FilesMatch "^({text_names})$">\n'
         f'  ForceType "{Body.TEXT.value}"\n</FilesMatch>\n'
         '<IfModule mod_headers.c>\n  <If "%{REQUEST_URI} =~ m#^/api/#">\n'
         '    Header always set Access-Control-Allow-Origin "*"\n  </If>\n</IfModule>\n'
-        '<FilesMatch "^\\.sitegen-manifest\\.json$">\n  Require all denied\n</FilesMatch>\n'
     )
 
 

@@ -28,7 +28,8 @@ CHROMIUM_ARGS = [
 
 def require(tool: str) -> str:
     """Return the path of ``tool``; skip without it locally, fail in CI."""
-    path = shutil.which(tool)
+    # Servers live in sbin, which is not on every user's PATH.
+    path = shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")
     if path is None:
         message = f"{tool} is not installed (CI installs it in .ci/run)"
         if IN_CI:
