@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import orjson
+
 from sitegen.formatting import DURATIONS, number, timestamps
 from sitegen.fragments import Fragment
 from sitegen.links import Linker
@@ -67,3 +69,11 @@ def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
             f'<td data-v="{start}"><time datetime="{at_ms}">{at}</time></td>\n{took}</tr>'
         )
     return Fragment("\n".join(out))
+
+
+def find_index(jobs: Sequence[JobSummary]) -> bytes:
+    """Return the script the jobs list's find box loads: ``[id, name, status, started]`` rows."""
+    # A script, not JSON to fetch: a page opened from file:// may load a script beside it,
+    # but not fetch a file. JSON is a JavaScript expression, and the file is never HTML.
+    rows = [(j.job_id, j.job_name, j.status, timestamps(j.start_time)[1]) for j in jobs]
+    return b"window.sitegenJobIndex = " + orjson.dumps(rows) + b";\n"

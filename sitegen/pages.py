@@ -17,7 +17,7 @@ from sitegen.fragments import Fragment, Splicer
 from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.links import Linker
-from sitegen.listing import job_rows
+from sitegen.listing import find_index, job_rows
 from sitegen.markdown_pages import OperatorPage, discover_pages
 from sitegen.markdown_pages import render as render_md
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
@@ -239,6 +239,7 @@ class PageRenderer:
                     first_index=(n - 1) * urls.JOBS_PER_PAGE,
                 ),
             )
+        writer.write(urls.FIND_INDEX, find_index(ordered))
         writer.write(
             urls.EXECUTORS,
             self.render(

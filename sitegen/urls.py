@@ -26,6 +26,8 @@ EXECUTORS = PurePosixPath("executors") / INDEX
 PROBLEMS = PurePosixPath("problems") / INDEX
 RUNNING = PurePosixPath("running") / INDEX
 NOT_FOUND = PurePosixPath("404.html")
+# Every job's id, name, status and start, for finding a job on any listing page.
+FIND_INDEX = PurePosixPath(LIST_DIR) / "jobs.js"
 OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 

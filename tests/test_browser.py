@@ -317,3 +317,58 @@ def test_phone_and_dark(served: tuple[str, Path], browser: Any) -> None:
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     _shoot(page, "job-phone-dark")
     context.close()
+
+
+@pytest.fixture(scope="module")
+def many_pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A site whose jobs list has three pages; the oldest job has a hostile id and name."""
+    root = tmp_path_factory.mktemp("many")
+    logs = root / "logs"
+    logs.mkdir()
+    for n in range(120):
+        spec = JobSpec(f"job-{n:03d}", f"nightly-{n:03d}", stages=1, tasks_per_stage=2)
+        spec.start_ms = BASE_TIME_MS + n * 60_000
+        write_log(logs, spec, seed=n)
+    hostile = JobSpec("xss 100%#?", XSS_NAME, stages=1, tasks_per_stage=2, start_ms=BASE_TIME_MS)
+    write_log(logs, hostile, seed=7)
+    report = build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
+    assert report.published == 121
+    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/index.html", root / "site"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_find_a_job_on_any_page(
+    many_pages: tuple[str, Path], watched: Watched, scheme: str
+) -> None:
+    url, site = many_pages
+    page = watched.page
+    page.goto(url if scheme == "http" else site.as_uri() + "/index.html")
+    assert page.locator("table.jobs:not(.found) tbody tr").count() == 50
+    find = page.get_by_label("Find a job")
+    # The oldest job is on the last page; the box finds it from the first.
+    find.fill("alert(2)")
+    found = page.locator("table.found tbody tr")
+    found.first.wait_for()
+    assert found.count() == 1
+    assert XSS_NAME in found.inner_text()
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("table.jobs:not(.found)").is_hidden()
+    assert page.locator("nav.pager").first.is_hidden()  # its pages are not what is shown
+    find.fill("nightly-11")
+    assert page.locator(".table-filter [aria-live]").inner_text() == "10 of 121 jobs match"
+    _shoot(page, f"find-{scheme}")
+    find.fill("")
+    assert page.locator("table.found").is_hidden()
+    assert page.locator("table.jobs:not(.found) tbody tr").count() == 50
+    find.fill("100%#?")
+    found.first.locator("a").click()  # the id must survive percent-encoding
+    page.wait_for_load_state()
+    assert XSS_NAME in page.locator("h1").inner_text()
+    watched.clean()

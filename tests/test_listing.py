@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import json
 from pathlib import PurePosixPath
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitegen import urls
+from sitegen.formatting import timestamp
 from sitegen.links import Linker
-from sitegen.listing import job_rows
+from sitegen.listing import find_index, job_rows
 from sitegen.model import JobSummary
 from sitegen.pages import PageRenderer
 
@@ -68,3 +70,15 @@ def test_rows_are_the_bytes_the_template_loop_printed(jobs: list[JobSummary], n:
     expected = _reference(jobs, page)
     # The loop ends every row with a newline; the template prints one after the rows.
     assert (built + "\n" if jobs else "") == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(summaries(), max_size=6))
+def test_find_index_is_a_script_holding_every_job_as_written(jobs: list[JobSummary]) -> None:
+    script = find_index(jobs).decode()
+    prefix, suffix = "window.sitegenJobIndex = ", ";\n"
+    assert script.startswith(prefix) and script.endswith(suffix)
+    rows = json.loads(script[len(prefix) : -len(suffix)])
+    assert rows == [[j.job_id, j.job_name, j.status, timestamp(j.start_time)] for j in jobs]
+    # Log text stays inside JSON strings: "</script>" or a quote cannot end the expression.
+    assert "\n" not in script[:-1]
