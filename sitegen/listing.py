@@ -72,8 +72,9 @@ def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
 
 
 def find_index(jobs: Sequence[JobSummary]) -> bytes:
-    """Return the script the jobs list's find box loads: ``[id, name, status, started]`` rows."""
+    """Return the script the jobs list's find box loads: ``[id, name, status, start ms]`` rows."""
     # A script, not JSON to fetch: a page opened from file:// may load a script beside it,
     # but not fetch a file. JSON is a JavaScript expression, and the file is never HTML.
-    rows = [(j.job_id, j.job_name, j.status, timestamps(j.start_time)[1]) for j in jobs]
+    # The browser formats the times: at 100,000 jobs formatting them here cost 150 ms.
+    rows = [(j.job_id, j.job_name, j.status, j.start_time) for j in jobs]
     return b"window.sitegenJobIndex = " + orjson.dumps(rows) + b";\n"

@@ -19,6 +19,7 @@ import pytest
 
 from sitegen import hosting
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
+from sitegen.formatting import timestamp
 from sitegen.pipeline import BuildOptions, build
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
@@ -361,6 +362,8 @@ def test_find_a_job_on_any_page(
     assert page.locator("img[src=x]").count() == 0
     assert page.locator("table.jobs:not(.found)").is_hidden()
     assert page.locator("nav.pager").first.is_hidden()  # its pages are not what is shown
+    find.fill("nightly-000")
+    assert found.locator("td").nth(3).inner_text() == timestamp(BASE_TIME_MS)  # as pages show it
     find.fill("nightly-11")
     assert page.locator(".table-filter [aria-live]").inner_text() == "10 of 121 jobs match"
     _shoot(page, f"find-{scheme}")

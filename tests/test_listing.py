@@ -7,7 +7,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitegen import urls
-from sitegen.formatting import timestamp
 from sitegen.links import Linker
 from sitegen.listing import find_index, job_rows
 from sitegen.model import JobSummary
@@ -79,6 +78,6 @@ def test_find_index_is_a_script_holding_every_job_as_written(jobs: list[JobSumma
     prefix, suffix = "window.sitegenJobIndex = ", ";\n"
     assert script.startswith(prefix) and script.endswith(suffix)
     rows = json.loads(script[len(prefix) : -len(suffix)])
-    assert rows == [[j.job_id, j.job_name, j.status, timestamp(j.start_time)] for j in jobs]
+    assert rows == [[j.job_id, j.job_name, j.status, j.start_time] for j in jobs]
     # Log text stays inside JSON strings: "</script>" or a quote cannot end the expression.
     assert "\n" not in script[:-1]

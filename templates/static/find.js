@@ -1,5 +1,5 @@
 // Find a job on any page of the jobs list. The first search loads list/jobs.js (every
-// job's id, name, status and start time); the matches replace the page's rows until the
+// job's id, name, status and start); the matches replace the page's rows until the
 // box is cleared. The listing pages are complete without this file.
 "use strict";
 (function () {
@@ -50,6 +50,12 @@
     return "st-" + (word.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "unknown");
   }
 
+  // As the pages show times: 2026-01-01T00:00:00Z, or a dash when there is none.
+  function started(ms) {
+    var date = new Date(ms);
+    return ms > 0 && !isNaN(date) ? date.toISOString().replace(/\.\d{3}Z$/, "Z") : "\u2014";
+  }
+
   function cell(row, child) {
     var td = document.createElement("td");
     td.appendChild(child);
@@ -89,7 +95,7 @@
       badge.className = "badge " + statusClass(job[2]);
       badge.textContent = job[2];
       cell(row, badge);
-      cell(row, document.createTextNode(job[3]));
+      cell(row, document.createTextNode(started(job[3])));
       rows.appendChild(row);
     });
     body.replaceChildren(rows);
