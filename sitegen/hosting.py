@@ -115,10 +115,10 @@ def htaccess() -> str:
     text_names = "|".join(_file_names(Body.TEXT))
     hidden = "|".join(name.replace(".", r"\.") for name in HIDDEN)
     # Job ids are log text: ``?``, ``#`` and ``%`` in a path must survive each rewrite. B=?#%
-    # escapes them in the back-reference, so the target is still one path (UnsafeAllow3F
-    # lets Apache 2.4.60+ rewrite a path with an escaped ``?``: it stays a path here). The
-    # slash redirect reuses the request's own escaped path, taken from THE_REQUEST.
-    keep = "B=?#%,UnsafeAllow3F,L"
+    # (Apache 2.4.26+) escapes them in the back-reference, so the target is still one path
+    # (and 2.4.60+ sees no ``?`` to refuse). The slash redirect reuses the request's own
+    # escaped path, taken from THE_REQUEST.
+    keep = "B=?#%,L"
     return (
         "# Written by sitegen: /api/P is the file api/P, or api/P/index.json; no redirect.\n"
         "Options -MultiViews -Indexes\n"
