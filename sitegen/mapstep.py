@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Protocol
 
@@ -179,6 +177,10 @@ def map_logs(
         outcomes: Iterator[tuple[LogOutcome, bool]] = (process_log(*t) for t in tasks)
         pool = None
     else:
+        # Imported here: a build of a few logs (the usual incremental one) needs no pool.
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
         # fork: workers inherit the loaded templates and modules instead of re-importing them.
         pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
         chunk = max(1, min(16, len(tasks) // (workers * 8)))
