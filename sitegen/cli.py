@@ -219,6 +219,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     Example:
         sitegen serve --event-log-dir /var/log/ballista --port 8000
     """
+    from urllib.parse import urlsplit
+
     from sitegen.pipeline import BuildReport, build
     from sitegen.report import summary_lines
     from sitegen.serve import serve
@@ -239,6 +241,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
             port,
             on_build,
             ready=lambda url: click.echo(f"Serving {options.output} at {url} (Ctrl+C to stop)"),
+            # Previewed where it will be published: the 404 page's links then work too.
+            base_path=urlsplit(options.base_url).path if options.base_url else "/",
         )
     except SitegenError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -98,8 +98,10 @@ def content_type(url_path: str, path: Path) -> str:
     return CONTENT_TYPES.get(path.suffix.lstrip(".")) or guessed or "application/octet-stream"
 
 
-def make_handler(state: SiteState) -> type[http.server.BaseHTTPRequestHandler]:
-    """Return a request handler class bound to ``state``."""
+def make_handler(
+    state: SiteState, base_path: str = "/"
+) -> type[http.server.BaseHTTPRequestHandler]:
+    """Return a request handler class bound to ``state``, serving the site at ``base_path``."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         server_version = "sitegen-serve"
@@ -113,7 +115,14 @@ def make_handler(state: SiteState) -> type[http.server.BaseHTTPRequestHandler]:
             if path.startswith(RELOAD_PREFIX):
                 self._reload(path, urlsplit(self.path).query)
                 return
-            file, redirect = resolve(state.root, path)
+            file: Path | None = None
+            redirect: str | None = None
+            if path + "/" == base_path:
+                redirect = base_path
+            elif path.startswith(base_path):
+                # The site as the host will serve it, under the path of --base-url.
+                path = "/" + path[len(base_path) :]
+                file, redirect = resolve(state.root, path)
             if redirect is not None:
                 self.send_response(301)
                 self.send_header("Location", redirect)
@@ -223,14 +232,15 @@ def serve(
     on_build: Callable[[object | None, str | None], None],
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
+    base_path: str = "/",
 ) -> None:
-    """Build once, then serve ``output`` and rebuild when a watched path changes.
+    """Build once, then serve ``output`` at ``base_path`` and rebuild when a watched path changes.
 
     Setting ``stop`` (or Ctrl-C) shuts the server down.
     """
     state = SiteState(output)
     try:
-        httpd = http.server.ThreadingHTTPServer((host, port), make_handler(state))
+        httpd = http.server.ThreadingHTTPServer((host, port), make_handler(state, base_path))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             message = f"port {port} on {host} is already in use; choose another with --port"
@@ -273,7 +283,7 @@ def serve(
     for target, args in ((watch, (paths, baseline, rebuild, stop)), (shut_down_on_stop, ())):
         threading.Thread(target=target, args=args, daemon=True).start()
     if ready:
-        ready(f"http://{host}:{httpd.server_address[1]}/")
+        ready(f"http://{host}:{httpd.server_address[1]}{base_path}")
     try:
         httpd.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

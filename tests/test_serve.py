@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -204,3 +205,52 @@ def test_browser_reloads_after_a_good_rebuild(
         assert "reload-me" in page.content()
         assert errors == []
         browser.close()
+
+
+def test_serves_under_the_base_url_path_as_the_host_will(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    from sitegen.pipeline import BuildOptions, build
+    from sitegen.serve import serve
+
+    options = BuildOptions(example_logs, tmp_path / "site", base_url="https://example.org/history")
+    urls: list[str] = []
+    stop = threading.Event()
+    server = threading.Thread(
+        target=serve,
+        args=(options, lambda: build(options), options.output, "127.0.0.1", 0, lambda r, e: None),
+        kwargs={"stop": stop, "ready": urls.append, "base_path": "/history/"},
+    )
+    server.start()
+    try:
+        wait_until(lambda: bool(urls))
+        port = int(urls[0].split(":")[-1].split("/")[0])
+        assert urls[0] == f"http://127.0.0.1:{port}/history/"
+        assert get(port, "/history/api/jobs").body == (options.output / "api/jobs").read_bytes()
+        assert get(port, "/history/").status == 200
+        moved = get(port, "/history")
+        assert (moved.status, moved.headers["location"]) == (301, "/history/")
+        assert get(port, "/api/jobs").status == 404  # only under the base path
+        # The 404 page deep in the site links back, as on the published host.
+        missing = get(port, "/history/jobs/nope/deeper/x.html")
+        assert missing.status == 404
+        hrefs = re.findall(r'href="([^"]*)"', missing.body.decode())
+        assert hrefs and {get(port, h).status for h in hrefs} == {200}
+    finally:
+        stop.set()
+        server.join(10)
+    assert not server.is_alive()
+
+
+def test_cli_serves_at_the_path_of_base_url(tmp_path: Path, example_logs: Path) -> None:
+    port = free_port()
+    command = [*serve_command(example_logs, tmp_path / "site", port), "--base-url", "/h"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for_port(port, proc)
+        wait_until(lambda: get(port, "/h/api/jobs").status == 200)
+        assert get(port, "/api/jobs").status == 404
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert f"at http://127.0.0.1:{port}/h/ (Ctrl+C to stop)" in out, out
