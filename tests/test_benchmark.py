@@ -21,6 +21,8 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
             "5",
             "--small-jobs",
             "20",
+            "--table-rows",
+            "2000",
             "--work-dir",
             str(tmp_path),
         ],
@@ -35,6 +37,7 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert "Published 6 jobs from 6 logs" in run.stdout
     assert "1 log read, 6 unchanged" in run.stdout
     assert "is up to date: 7 jobs from 7 logs" in run.stdout
+    assert re.search(r"^7 task table of 2,000 rows: .* rows/s\); a Jinja loop", run.stdout, re.M)
     ratios = dict(re.findall(r"^(\d/\d) .*:\s+([0-9.]+)$", run.stdout, flags=re.M))
     assert set(ratios) == {"3/1", "3/2", "4/3", "5/3"}
     assert all(float(v) > 0 for v in ratios.values())
