@@ -5,10 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import socket
-import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +14,12 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from sitegen import hosting
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.formatting import timestamp
 from sitegen.pipeline import BuildOptions, build
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
+from tests.servers import nginx
 
 SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
@@ -65,47 +62,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         server.server_close()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def nginx_root(served: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Serve the same site at the root of a real nginx, with the config sitegen generates."""
-    nginx = require("nginx")
-    _, site = served
-    tmp = tmp_path_factory.mktemp("nginx")
-    port = _free_port()
-    temps = "".join(
-        f"  {kind}_temp_path {tmp / kind};\n"
-        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-    )
-    conf = tmp / "nginx.conf"
-    conf.write_text(
-        # user root: the pytest tmp dirs are private to root, and nginx workers drop to nobody.
-        f"user root;\ndaemon off;\npid {tmp / 'nginx.pid'};\nerror_log {tmp / 'error.log'};\n"
-        f"events {{}}\nhttp {{\n  access_log off;\n{temps}"
-        + hosting.nginx(site.resolve(), f"127.0.0.1:{port}")
-        + "}\n"
-    )
-    proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(tmp)], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"nginx did not start: {proc.communicate()[1].decode()}")
-            time.sleep(0.05)
-    try:
+    with nginx(require("nginx"), served[1], tmp_path_factory.mktemp("nginx")) as port:
         yield f"http://127.0.0.1:{port}/"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
