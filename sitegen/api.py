@@ -27,16 +27,29 @@ def endpoint_files(endpoint: Endpoint, content: bytes, **segments: str) -> Itera
         yield copy, escape(content)
 
 
+def job_endpoints(
+    job_id: str, job_dot: str
+) -> Iterator[tuple[Endpoint, dict[str, str], dot.Cluster | None]]:
+    """Yield each endpoint of one job with its path segments; one per stage for a stage DOT."""
+    for endpoint in JOB_ENDPOINTS:
+        if "{stage_id}" not in endpoint.template:
+            yield endpoint, {"job_id": job_id}, None
+            continue
+        for cluster in dot.clusters(job_dot):
+            yield endpoint, {"job_id": job_id, "stage_id": cluster.stage_id}, cluster
+
+
 def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
     """Yield every ``/api/job/{id}/…`` file of one completed job, payloads byte for byte."""
-    job, stages, config, dot_, stage_dot = JOB_ENDPOINTS
-    yield from endpoint_files(job, bytes(job_end.job), job_id=job_id)
-    yield from endpoint_files(stages, bytes(job_end.stages), job_id=job_id)
-    yield from endpoint_files(config, bytes(job_end.config), job_id=job_id)
-    yield from endpoint_files(dot_, job_end.dot.encode(), job_id=job_id)
-    for cluster in dot.clusters(job_end.dot):
-        body = dot.stage_dot(cluster).encode()
-        yield from endpoint_files(stage_dot, body, job_id=job_id, stage_id=cluster.stage_id)
+    bodies = {
+        "job/{job_id}": bytes(job_end.job),
+        "job/{job_id}/stages": bytes(job_end.stages),
+        "job/{job_id}/config": bytes(job_end.config),
+        "job/{job_id}/dot": job_end.dot.encode(),
+    }
+    for endpoint, segments, cluster in job_endpoints(job_id, job_end.dot):
+        body = bodies[endpoint.template] if cluster is None else dot.stage_dot(cluster).encode()
+        yield from endpoint_files(endpoint, body, **segments)
 
 
 def jobs_list(jobs: Iterable[JobSummary]) -> bytes:

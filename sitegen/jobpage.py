@@ -8,7 +8,8 @@ from pathlib import PurePosixPath
 
 from markupsafe import Markup
 
-from sitegen import dot, dotgraph, payload, urls
+from sitegen import dotgraph, payload, urls
+from sitegen.api import job_endpoints
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.formatting import (
@@ -19,7 +20,6 @@ from sitegen.formatting import (
     Memo,
 )
 from sitegen.fragments import Fragment
-from sitegen.layout import JOB_ENDPOINTS
 from sitegen.links import Linker
 from sitegen.model import JobSummary
 from sitegen.svg import dag, histogram, timeline
@@ -69,37 +69,22 @@ class ApiLink:
     content_type: str
 
     @property
-    def file(self) -> PurePosixPath:
-        """Return the site file holding the endpoint's exact body."""
-        return urls.api_file(self.template, **dict(self.segments))
-
-    @property
     def href(self) -> str:
         """Return that file's path from the site root, percent-encoded (prefix it with root)."""
         return urls.api_href(self.template, **dict(self.segments))
 
 
 def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
-    """List every ``/api`` endpoint the build wrote for this job (the same table api.py uses)."""
-    found = []
-    stage_ids = [c.stage_id for c in dot.clusters(job_dot)]
-    for endpoint in JOB_ENDPOINTS:
-        combos = (
-            [{"job_id": job_id, "stage_id": s} for s in stage_ids]
-            if "{stage_id}" in endpoint.template
-            else [{"job_id": job_id}]
+    """List every ``/api`` endpoint the build wrote for this job (as ``api.job_files`` does)."""
+    return [
+        ApiLink(
+            "/api/" + endpoint.template.format(**segments),
+            endpoint.template,
+            tuple(segments.items()),
+            endpoint.body.value.split(";")[0],
         )
-        for segments in combos:
-            rest = "/api/" + endpoint.template.format(**segments)
-            found.append(
-                ApiLink(
-                    rest,
-                    endpoint.template,
-                    tuple(segments.items()),
-                    endpoint.body.value.split(";")[0],
-                )
-            )
-    return found
+        for endpoint, segments, _ in job_endpoints(job_id, job_dot)
+    ]
 
 
 def _executors(
