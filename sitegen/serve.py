@@ -13,7 +13,6 @@ import http.server
 import json
 import mimetypes
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -280,8 +279,8 @@ def serve(
         stop.wait()
         httpd.shutdown()
 
-    for target, args in ((watch, (paths, baseline, rebuild, stop)), (shut_down_on_stop, ())):
-        threading.Thread(target=target, args=args, daemon=True).start()
+    threading.Thread(target=watch, args=(paths, baseline, rebuild, stop), daemon=True).start()
+    threading.Thread(target=shut_down_on_stop, daemon=True).start()
     if ready:
         ready(f"http://{host}:{httpd.server_address[1]}{base_path}")
     try:
@@ -291,4 +290,3 @@ def serve(
     finally:
         stop.set()
         httpd.server_close()
-        time.sleep(0)
