@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -10,9 +11,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sitegen.pipeline import BuildOptions, build
+from sitegen.serve import serve
 from tests.logs import job_lines, write
 from tests.servers import free_port, get, wait_for_port
 
@@ -51,6 +55,26 @@ def wait_until(check: Callable[[], bool], timeout: float = 10) -> None:
     while not check():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def serving_in_process(
+    options: BuildOptions,
+    build: Callable[[], object],
+    on_build: Callable[[object | None, str | None], None],
+    **kwargs: Any,
+) -> Iterator[None]:
+    """Run ``serve()`` in a thread on a free port; stop it, and check it stopped, after."""
+    stop = threading.Event()
+    args = (options, build, options.output, "127.0.0.1", 0, on_build)
+    server = threading.Thread(target=serve, args=args, kwargs={"stop": stop, **kwargs})
+    server.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        server.join(10)
+    assert not server.is_alive()
 
 
 def job_ids(port: int) -> list[str]:
@@ -131,12 +155,8 @@ def test_log_written_during_the_first_build_triggers_a_rebuild(
 ) -> None:
     # The watcher's baseline predates the first build: a log that lands while it runs
     # (or before the watcher thread is first scheduled) is not mistaken for the baseline.
-    from sitegen.pipeline import BuildOptions, build
-    from sitegen.serve import serve
-
     options = BuildOptions(example_logs, tmp_path / "site")
     reports: list[object] = []
-    stop = threading.Event()
 
     def build_then_drop_a_log() -> object:
         report = build(options)
@@ -148,19 +168,9 @@ def test_log_written_during_the_first_build_triggers_a_rebuild(
         assert error is None
         reports.append(report)
 
-    server = threading.Thread(
-        target=serve,
-        args=(options, build_then_drop_a_log, options.output, "127.0.0.1", 0, on_build),
-        kwargs={"stop": stop},
-    )
-    server.start()
-    try:
+    with serving_in_process(options, build_then_drop_a_log, on_build):
         wait_until(lambda: len(reports) == 2)
         assert (options.output / "api/job/late/index.json").is_file()
-    finally:
-        stop.set()
-        server.join(10)
-    assert not server.is_alive()
 
 
 def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> None:
@@ -210,19 +220,10 @@ def test_browser_reloads_after_a_good_rebuild(
 def test_serves_under_the_base_url_path_as_the_host_will(
     tmp_path: Path, example_logs: Path
 ) -> None:
-    from sitegen.pipeline import BuildOptions, build
-    from sitegen.serve import serve
-
     options = BuildOptions(example_logs, tmp_path / "site", base_url="https://example.org/history")
     urls: list[str] = []
-    stop = threading.Event()
-    server = threading.Thread(
-        target=serve,
-        args=(options, lambda: build(options), options.output, "127.0.0.1", 0, lambda r, e: None),
-        kwargs={"stop": stop, "ready": urls.append, "base_path": "/history/"},
-    )
-    server.start()
-    try:
+    ready = {"ready": urls.append, "base_path": "/history/"}
+    with serving_in_process(options, lambda: build(options), lambda r, e: None, **ready):
         wait_until(lambda: bool(urls))
         port = int(urls[0].split(":")[-1].split("/")[0])
         assert urls[0] == f"http://127.0.0.1:{port}/history/"
@@ -236,10 +237,6 @@ def test_serves_under_the_base_url_path_as_the_host_will(
         assert missing.status == 404
         hrefs = re.findall(r'href="([^"]*)"', missing.body.decode())
         assert hrefs and {get(port, h).status for h in hrefs} == {200}
-    finally:
-        stop.set()
-        server.join(10)
-    assert not server.is_alive()
 
 
 def test_cli_serves_at_the_path_of_base_url(tmp_path: Path, example_logs: Path) -> None:
