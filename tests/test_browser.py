@@ -19,7 +19,7 @@ from sitegen.formatting import timestamp
 from sitegen.pipeline import BuildOptions, build
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
-from tests.servers import nginx
+from tests.servers import http_server, nginx
 
 SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
@@ -295,14 +295,8 @@ def many_pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     write_log(logs, hostile, seed=7)
     report = build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
     assert report.published == 121
-    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html", root / "site"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(root / "site") as port:
+        yield f"http://127.0.0.1:{port}/index.html", root / "site"
 
 
 @pytest.mark.parametrize("scheme", ["http", "file"])
