@@ -3,6 +3,7 @@
 Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 tasks, ~430 MB)
       python benchmarks/build.py --jobs 20 --tasks 10 --small-jobs 200   (a quick smoke run)
       python benchmarks/build.py --work-dir /dev/shm/sitegen-bench    (in memory: no disk cost)
+      python benchmarks/build.py --scale-jobs 100000   (also line 8: a 100,000-job site)
 
 Every number comes from this one run on the same corpus; the last lines print the ratios.
 """
@@ -242,6 +243,25 @@ def timed(fn, *args):  # type: ignore[no-untyped-def]
     return time.perf_counter() - started
 
 
+def scale(work: Path, jobs: int) -> None:
+    """Time a build, one new log and a no-op on a site of ``jobs`` small jobs (line 8)."""
+    logs = corpus(work / f"corpus-{jobs}x2x10", jobs, 2, 10)
+    site = work / "out" / "site-scale"
+    full, rss_full, _ = run_build(logs, site)
+    extra = JobSpec(job_id="bench-new-job", job_name="tpch-q99", stages=2, tasks_per_stage=10)
+    added = write_log(logs, extra, seed=1)
+    try:
+        incr, rss_incr, _ = run_build(logs, site)
+        noop, rss_noop, _ = run_build(logs, site)
+    finally:
+        added.unlink()
+    print(
+        f"8 at {jobs:,} small jobs: build {full:.1f} s ({rss_full / 2**20:.0f} MB), "
+        f"one new log {incr:.2f} s ({rss_incr / 2**20:.0f} MB, {incr / full:.3f} of the build), "
+        f"no-op {noop:.2f} s ({rss_noop / 2**20:.0f} MB, {noop / full:.3f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -251,6 +271,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200, help="tasks per stage")
     parser.add_argument(
         "--small-jobs", type=int, default=10_000, help="jobs in the small-job corpus (2 x 10)"
+    )
+    parser.add_argument(
+        "--scale-jobs",
+        type=int,
+        default=0,
+        help="also time build, one new log and no-op at this many small jobs (line 8; "
+        "100000 takes about 5 minutes)",
     )
     parser.add_argument(
         "--table-rows", type=int, default=800_000, help="tasks in the one-stage task table timed"
@@ -268,6 +295,9 @@ def main() -> None:
         work / f"corpus-{args.jobs}x{args.stages}x{args.tasks}", args.jobs, args.stages, args.tasks
     )
     small = corpus(work / f"corpus-{args.small_jobs}x2x10", args.small_jobs, 2, 10)
+    # The issue bounds the small corpus's memory by that of one a tenth its size.
+    tenth = max(1, args.small_jobs // 10)
+    small_tenth = corpus(work / f"corpus-{tenth}x2x10", tenth, 2, 10)
     size = sum(p.stat().st_size for p in logs.glob("*.eventlog"))
     print(
         f"corpus: {args.jobs} jobs x {args.stages} stages x {args.tasks} tasks, {size / 1e6:.0f} MB"
@@ -278,7 +308,7 @@ def main() -> None:
         f"disk: creating a small file or directory in {work} takes "
         f"{create_cost(work):.0f} µs (a job writes 15 files in 7 directories)"
     )
-    for d in ("naive", "site", "site-small"):
+    for d in ("naive", "site", "site-small", "site-small-tenth", "site-scale"):
         shutil.rmtree(out / d, ignore_errors=True)
     floor(logs)  # warm the page cache so every contestant reads from memory
     # As `pip install` does: write sitegen's bytecode, so that each timed run imports it
@@ -307,9 +337,12 @@ def main() -> None:
     finally:
         added.unlink()
     t_small, rss_small, line = run_build(small, out / "site-small")
+    _, rss_tenth, _ = run_build(small_tenth, out / "site-small-tenth")
     print(
         f"6 peak RSS: {rss_full / 2**20:.0f} MB ({args.jobs}-job corpus), "
-        f"{rss_small / 2**20:.0f} MB ({args.small_jobs} small jobs, built in {t_small:.2f} s)"
+        f"{rss_small / 2**20:.0f} MB ({args.small_jobs} small jobs, built in {t_small:.2f} s), "
+        f"{rss_tenth / 2**20:.0f} MB ({tenth} small jobs): "
+        f"{rss_small / rss_tenth:.2f}x for {args.small_jobs // tenth}x the jobs"
     )
     t_table, jinja_rate = task_table(args.table_rows, min(args.table_rows, 100_000))
     print(
@@ -317,6 +350,8 @@ def main() -> None:
         f"({args.table_rows / t_table / 1000:.0f}k rows/s); a Jinja loop per cell: "
         f"{jinja_rate / 1000:.0f}k rows/s, {args.table_rows / t_table / jinja_rate:.1f}x slower"
     )
+    if args.scale_jobs:
+        scale(work, args.scale_jobs)
     print(f"3/1 full build / naive:       {t_full / t_naive:.3f}")
     print(f"3/2 full build / floor:       {t_full / t_floor:.3f}")
     print(f"4/3 incremental / full build: {t_incr / t_full:.3f}")

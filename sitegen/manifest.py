@@ -14,7 +14,7 @@ from sitegen.layout import MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 
 
-class LogOutcome(msgspec.Struct, gc=False):
+class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     """What the map step returns for one log: small, picklable, no payloads."""
 
     file: str
@@ -31,19 +31,24 @@ class LogOutcome(msgspec.Struct, gc=False):
     note_sha256: str = ""
 
 
-class LogEntry(msgspec.Struct, gc=False):
-    """One log as last built: how to tell it is unchanged, and what it produced."""
+class LogEntry(msgspec.Struct, gc=False, omit_defaults=True):
+    """One log as last built: how to tell it is unchanged (``outcome.sha256``), what it made."""
 
     size: int
     mtime_ns: int
-    sha256: str
     outcome: LogOutcome
     published: bool = False
+
+
+# The manifest's own layout: a manifest of another layout (or none) means a full build.
+FORMAT = 2
 
 
 class Manifest(msgspec.Struct):
     """Everything the next build needs to decide what to rebuild."""
 
+    # Required, so that a manifest written before the field existed fails to decode.
+    format: int
     sitegen: str
     fingerprint: str
     logs: dict[str, LogEntry] = msgspec.field(default_factory=dict)
@@ -85,7 +90,7 @@ def load(output: Path) -> Manifest | None:
         manifest = msgspec.json.decode(data, type=Manifest)
     except (OSError, msgspec.DecodeError):
         return None
-    return manifest if manifest.sitegen == __version__ else None
+    return manifest if (manifest.format, manifest.sitegen) == (FORMAT, __version__) else None
 
 
 def encode(manifest: Manifest) -> bytes:

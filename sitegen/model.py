@@ -42,7 +42,7 @@ class ProblemKind(enum.StrEnum):
 WARNING_KINDS = frozenset({ProblemKind.ID_MISMATCH})
 
 
-class Problem(msgspec.Struct, frozen=True, gc=False):
+class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """One reportable fact about one log file."""
 
     kind: ProblemKind
@@ -62,15 +62,15 @@ def is_failed(status: object) -> bool:
     return isinstance(status, dict) and "Failed" in status
 
 
-class ExecutorStats(msgspec.Struct, gc=False):
-    """What one executor did within one job, from its TaskEnd records."""
+class ExecutorStats(msgspec.Struct, gc=False, array_like=True):
+    """What one executor did within one job, from its TaskEnd records (``[tasks, failed, ms]``)."""
 
     tasks: int = 0
     failed: int = 0
     busy_ms: int = 0
 
 
-class JobSummary(msgspec.Struct, gc=False):
+class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     """The small per-job record the reduce step keeps in memory (never the payloads)."""
 
     job_id: str
@@ -95,7 +95,7 @@ class JobSummary(msgspec.Struct, gc=False):
     raw_log_bytes: int | None = None
 
 
-class RunningJob(msgspec.Struct, gc=False):
+class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):
     """A log without JobEnd: what its JobStart and TaskEnd records show so far."""
 
     file: str

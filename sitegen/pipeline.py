@@ -145,7 +145,7 @@ def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
     if entry.mtime_ns == log.mtime_ns:
         return entry
     # Touched (copied, restored) but maybe not changed: the content hash decides.
-    if entry.sha256 == manifest.file_digest(log.path):
+    if entry.outcome.sha256 == manifest.file_digest(log.path):
         return entry
     return None
 
@@ -291,7 +291,7 @@ def _build(
             if published:
                 files += outcome.files
                 bytes_ += outcome.bytes
-            entry = reused.get(n) or LogEntry(log.size, log.mtime_ns, outcome.sha256, outcome)
+            entry = reused.get(n) or LogEntry(log.size, log.mtime_ns, outcome)
             entry.outcome, entry.mtime_ns, entry.published = outcome, log.mtime_ns, published
             entries[log.key] = entry
         report = _report(options, logs, outcomes, chosen, started, rebuilt=len(fresh))
@@ -301,7 +301,7 @@ def _build(
         for name, text in hosting.site_files().items():
             writer.write(name, text.encode())
         listing = writer.written_names()
-        record = Manifest(__version__, fingerprint, entries, listing)
+        record = Manifest(manifest.FORMAT, __version__, fingerprint, entries, listing)
         if old is None:
             trash = staging / PARTS_DIR / "unpublished"
             trash.mkdir(parents=True, exist_ok=True)

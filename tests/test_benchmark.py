@@ -23,6 +23,8 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
             "20",
             "--table-rows",
             "2000",
+            "--scale-jobs",
+            "12",
             "--work-dir",
             str(tmp_path),
         ],
@@ -37,6 +39,18 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert "Published 6 jobs from 6 logs" in run.stdout
     assert "1 log read, 6 unchanged" in run.stdout
     assert "is up to date: 7 jobs from 7 logs" in run.stdout
+    assert re.search(
+        r"^6 peak RSS: \d+ MB \(6-job corpus\), \d+ MB \(20 small jobs, built in [0-9.]+ s\), "
+        r"\d+ MB \(2 small jobs\): [0-9.]+x for 10x the jobs$",
+        run.stdout,
+        flags=re.M,
+    )
+    assert re.search(
+        r"^8 at 12 small jobs: build [0-9.]+ s \(\d+ MB\), one new log [0-9.]+ s "
+        r"\(\d+ MB, [0-9.]+ of the build\), no-op [0-9.]+ s \(\d+ MB, [0-9.]+\)$",
+        run.stdout,
+        flags=re.M,
+    )
     assert re.search(r"^7 task table of 2,000 rows: .* rows/s\); a Jinja loop", run.stdout, re.M)
     ratios = dict(re.findall(r"^(\d/\d) .*:\s+([0-9.]+)$", run.stdout, flags=re.M))
     assert set(ratios) == {"3/1", "3/2", "4/3", "5/3"}

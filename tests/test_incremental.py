@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
+from sitegen import manifest
 from sitegen.examples.generator import JobSpec, generate_job
 from sitegen.pipeline import BuildOptions, build
 from tests.logs import FAILED_JOB, job_lines, write
@@ -132,6 +134,21 @@ def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -
     report = build(BuildOptions(example_logs, site))
     assert report.rebuilt == 14
     assert_same_as_clean(example_logs, site, tmp_path, "damaged")
+
+
+def test_manifest_of_another_layout_means_full_build(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    path = site / ".sitegen-manifest.json"
+    record = json.loads(path.read_bytes())
+    assert record["format"] == manifest.FORMAT
+    del record["format"]  # as a sitegen of the same version wrote it before the field existed
+    path.write_text(json.dumps(record))
+    assert build(BuildOptions(example_logs, site)).rebuilt == 14
+    record["format"] = manifest.FORMAT + 1
+    path.write_text(json.dumps(record))
+    assert build(BuildOptions(example_logs, site)).rebuilt == 14
+    assert build(BuildOptions(example_logs, site)).up_to_date
 
 
 def test_a_note_rebuilds_only_its_job(tmp_path: Path, example_logs: Path) -> None:
