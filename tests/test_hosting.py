@@ -104,9 +104,12 @@ def test_configured_host_serves_pages_and_assets_alike(
             resp = get(port, url)
             assert (resp.status, resp.body) == (200, page.read_bytes()), job_id
             # Pages link relatively: without the slash, the host redirects to it.
-            moved = get(port, url.rstrip("/"))
-            assert moved.status in (301, 308), job_id
-            assert unquote(urlsplit(moved.headers["location"]).path) == f"/jobs/{job_id}/"
+            for query in ("", "?from=list"):
+                moved = get(port, url.rstrip("/") + query)
+                assert moved.status in (301, 308), job_id
+                location = urlsplit(moved.headers["location"])
+                assert unquote(location.path) == f"/jobs/{job_id}/", (job_id, query)
+                assert location.query == query[1:], (job_id, query)
 
 
 @pytest.mark.parametrize(
