@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -21,9 +23,15 @@ from sitegen.formatting import (
 )
 from sitegen.fragments import Fragment
 from sitegen.links import Linker
-from sitegen.model import JobSummary
+from sitegen.model import JobSummary, is_failed
 from sitegen.svg import dag, histogram, timeline
 from sitegen.svg.text import esc, status_class
+
+# A timeline of 800,000 bars is a 90 MB picture no browser shows: beyond this many task
+# attempts, the job page draws the failed ones, then the longest (as Spark caps its own).
+TIMELINE_BARS = 2000
+# A stage page lists at most this many failed attempts (a bad UDF fails every task).
+FAILURES_SHOWN = 1000
 
 _EMPTY_CELL = f"<td>{NONE}</td>"
 # A task table's duration cells, by duration: they repeat within and across jobs.
@@ -108,55 +116,89 @@ def _executors(
     return exact, by_time, by_id
 
 
-def task_rows(stage: StageInfo) -> Fragment:
-    """Return the ``<tr>`` rows of a stage's task table, built as one string (fast).
+class TaskTable:
+    """A stage's task table, rendered one page of rows at a time.
 
-    Cells carry no classes: the stylesheet right-aligns the numeric columns of
-    ``table.tasks`` by position, which keeps 800-task pages small. Row counts are exact
-    (``12,345``: skew between tasks shows in the last digits), so they need no title.
-    The executor is the one of the TaskEnd with the same task id and times, else the
-    same times, else the only TaskEnd of that task id.
+    A stage may have 800,000 tasks: its table is split into pages of
+    ``urls.TASKS_PER_PAGE`` rows, so no page (nor the build's memory) holds them all.
     """
-    exact, by_time, by_id = _executors(stage.task_ends)
-    badges: dict[str, str] = {}
-    sec, milli = SECONDS, MILLIS  # clock(), inlined: three per row
-    out = []
-    for task, state in zip(stage.stage.task_list, stage.states, strict=True):
-        tid = task.id
-        launch, start, stop = task.launch_time, task.start_exec_time, task.end_exec_time
-        executor = exact.get((tid, start, stop))  # type: ignore[arg-type]
-        if executor is None:
-            executor = by_time.get((start, stop))  # type: ignore[arg-type]
+
+    def __init__(self, stage: StageInfo) -> None:
+        self.stage = stage
+        # Read once per stage, not once per page.
+        self._executors = _executors(stage.task_ends)
+        self.pages = max(1, math.ceil(len(stage.stage.task_list) / urls.TASKS_PER_PAGE))
+
+    def page(self, number: int) -> TasksPage:
+        """Describe page ``number`` (1-based) of the table."""
+        first = (number - 1) * urls.TASKS_PER_PAGE
+        total = len(self.stage.stage.task_list)
+        return TasksPage(number, self.pages, first, min(first + urls.TASKS_PER_PAGE, total), total)
+
+    def rows(self, number: int = 1) -> Fragment:
+        """Return the ``<tr>`` rows of page ``number``, built as one string (fast).
+
+        Cells carry no classes: the stylesheet right-aligns the numeric columns of
+        ``table.tasks`` by position, which keeps 800-task pages small. Row counts are exact
+        (``12,345``: skew between tasks shows in the last digits), so they need no title.
+        The executor is the one of the TaskEnd with the same task id and times, else the
+        same times, else the only TaskEnd of that task id.
+        """
+        page = self.page(number)
+        exact, by_time, by_id = self._executors
+        badges: dict[str, str] = {}
+        sec, milli = SECONDS, MILLIS  # clock(), inlined: three per row
+        out = []
+        tasks = self.stage.stage.task_list[page.first : page.last]
+        states = self.stage.states[page.first : page.last]
+        for task, state in zip(tasks, states, strict=True):
+            tid = task.id
+            launch, start, stop = task.launch_time, task.start_exec_time, task.end_exec_time
+            executor = exact.get((tid, start, stop))  # type: ignore[arg-type]
             if executor is None:
-                executor = by_id.get(tid)  # type: ignore[arg-type]
+                executor = by_time.get((start, stop))  # type: ignore[arg-type]
                 if executor is None:
-                    executor = NONE
-        word = state.word
-        badge = badges.get(word)
-        if badge is None:
-            badge = badges[word] = f'<span class="badge {status_class(word)}">{esc(word)}</span>'
-        took = task.exec_duration
-        if took is None and start is not None and stop is not None:
-            took = stop - start
-        took_cell = _EMPTY_CELL if took is None else _TOOK_CELLS[took]
-        parts = task.partition_id
-        # Digits and commas only: nothing to escape.
-        if parts.__class__ is list:
-            shown = str(parts[0]) if len(parts) == 1 else ", ".join(map(str, parts)) or NONE
-        else:
-            shown = NONE if parts is None else str(parts)
-        n_in, n_out = task.input_rows, task.output_rows
-        out.append(
-            f"{'<tr class=failed>' if word == 'Failed' else '<tr>'}"
-            f"<td>{NONE if tid is None else tid}</td><td>{badge}</td><td>{shown}</td>"
-            f"<td>{executor}</td>"
-            f"<td>{sec[launch // 1000] + milli[launch % 1000] if launch and launch > 0 else NONE}"
-            f"</td><td>{sec[start // 1000] + milli[start % 1000] if start and start > 0 else NONE}"
-            f"</td><td>{sec[stop // 1000] + milli[stop % 1000] if stop and stop > 0 else NONE}"
-            f"</td>{took_cell}<td>{NONE if n_in is None else f'{n_in:,}'}</td>"
-            f"<td>{NONE if n_out is None else f'{n_out:,}'}</td></tr>"
-        )
-    return Fragment("\n".join(out))
+                    executor = by_id.get(tid)  # type: ignore[arg-type]
+                    if executor is None:
+                        executor = NONE
+            word = state.word
+            badge = badges.get(word)
+            if badge is None:
+                cls = status_class(word)
+                badge = badges[word] = f'<span class="badge {cls}">{esc(word)}</span>'
+            took = task.exec_duration
+            if took is None and start is not None and stop is not None:
+                took = stop - start
+            took_cell = _EMPTY_CELL if took is None else _TOOK_CELLS[took]
+            parts = task.partition_id
+            # Digits and commas only: nothing to escape.
+            if parts.__class__ is list:
+                shown = str(parts[0]) if len(parts) == 1 else ", ".join(map(str, parts)) or NONE
+            else:
+                shown = NONE if parts is None else str(parts)
+            n_in, n_out = task.input_rows, task.output_rows
+            launched = sec[launch // 1000] + milli[launch % 1000] if launch and launch > 0 else NONE
+            started = sec[start // 1000] + milli[start % 1000] if start and start > 0 else NONE
+            ended = sec[stop // 1000] + milli[stop % 1000] if stop and stop > 0 else NONE
+            out.append(
+                f"{'<tr class=failed>' if word == 'Failed' else '<tr>'}"
+                f"<td>{NONE if tid is None else tid}</td><td>{badge}</td><td>{shown}</td>"
+                f"<td>{executor}</td><td>{launched}</td><td>{started}</td><td>{ended}</td>"
+                f"{took_cell}<td>{NONE if n_in is None else f'{n_in:,}'}</td>"
+                f"<td>{NONE if n_out is None else f'{n_out:,}'}</td></tr>"
+            )
+        return Fragment("\n".join(out))
+
+
+@dataclass(frozen=True)
+class TasksPage:
+    """Which rows one page of a stage's task table shows: ``first`` to ``last`` (exclusive)."""
+
+    number: int
+    count: int
+    first: int
+    last: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -233,6 +275,20 @@ class JobPage:
     api: list[ApiLink]
     note: Markup | None
     executors: int
+    # Task attempts drawn on the timeline, of how many (see TIMELINE_BARS).
+    timeline_bars: int
+    timeline_total: int
+
+
+def timeline_tasks(tasks: list[TaskEnd]) -> list[TaskEnd]:
+    """Return the attempts the timeline draws: all, or the failed and then the longest ones."""
+    if len(tasks) <= TIMELINE_BARS:
+        return tasks
+    return heapq.nsmallest(
+        TIMELINE_BARS,
+        tasks,
+        key=lambda t: (not is_failed(t.status), t.start_exec_time - t.end_exec_time),
+    )
 
 
 def job_page(
@@ -253,11 +309,14 @@ def job_page(
         if graph.stages
         else ""
     )
+    drawn = timeline_tasks(read.tasks)
     timeline_svg = timeline.timeline(
-        read.tasks,
+        drawn,
         lambda sid: colours.get(sid, 0),
         urls.lane_anchor,
         f"Task timeline of job {summary.job_id}",
+        # Some attempts left out: the axis still spans the whole job.
+        window=timeline.extent(read.tasks) if drawn is not read.tasks else None,
     )
     for info in infos:
         sid = payload.as_int(info.stage.stage_id)
@@ -281,6 +340,8 @@ def job_page(
         api=api_links(summary.job_id, end.dot),
         note=note,
         executors=len(summary.executors),
+        timeline_bars=len(drawn),
+        timeline_total=len(read.tasks),
     )
 
 

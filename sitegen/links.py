@@ -37,6 +37,10 @@ class Linker:
         name = quote(urls.stage_file_name(segment), safe="")
         return f"{self.root}{urls.JOBS_DIR}/{quote(job_id, safe='')}/{name}"
 
+    def stage_tasks(self, job_id: str, segment: str, page: int) -> str:
+        """Return the link to a page of a stage's task table (page 1: the stage page)."""
+        return self(urls.stage_tasks_page(job_id, segment, page))
+
     def raw_log(self, job_id: str) -> str:
         """Return the link to a job's gzip-compressed original event log."""
         return self(urls.raw_log(job_id))

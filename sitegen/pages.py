@@ -14,7 +14,7 @@ import jinja2
 from sitegen import cells, formatting, urls
 from sitegen.eventlog.reader import LogRead
 from sitegen.fragments import Fragment, Splicer
-from sitegen.jobpage import failures, job_page, stage_pictures, task_rows
+from sitegen.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.links import Linker
 from sitegen.listing import find_index, job_rows
@@ -188,23 +188,29 @@ class PageRenderer:
         job = job_page(read, summary, page, render_md(note.text) if note else None)
         writer.write(page, self.render("job.html", page, job=job))
         for info in job.stages:
-            stage_file = urls.stage_page(job_id, info.segment)
             graph_svg, hist_svg = stage_pictures(info, job_id)
-            rows = task_rows(info)
-            writer.write(
-                stage_file,
-                self.render(
-                    "stage.html",
-                    stage_file,
-                    job=job,
-                    info=info,
-                    graph_svg=graph_svg,
-                    histogram_svg=hist_svg,
-                    task_rows=rows,
-                    failures=failures(info),
-                    fragments=[rows],
-                ),
-            )
+            failed = failures(info)
+            table = TaskTable(info)
+            # Page 1 is the stage page; the others hold only the rest of its task table.
+            for number in range(1, table.pages + 1):
+                page_file = urls.stage_tasks_page(job_id, info.segment, number)
+                rows = table.rows(number)
+                writer.write(
+                    page_file,
+                    self.render(
+                        "stage.html",
+                        page_file,
+                        job=job,
+                        info=info,
+                        graph_svg=graph_svg,
+                        histogram_svg=hist_svg,
+                        task_rows=rows,
+                        tasks_page=table.page(number),
+                        failures=failed[:FAILURES_SHOWN],
+                        failures_total=len(failed),
+                        fragments=[rows],
+                    ),
+                )
 
     def site_pages(
         self,

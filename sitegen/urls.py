@@ -18,6 +18,8 @@ from sitegen.layout import ALL_ENDPOINTS, INDEX_JSON, endpoint_file
 
 INDEX = "index.html"
 JOBS_PER_PAGE = 50
+# A stage's task table is split into pages of this many rows (a stage may have 800,000).
+TASKS_PER_PAGE = 1000
 JOBS_DIR = "jobs"
 STATIC_DIR = "static"
 # Listing pages live outside ``jobs/`` so that no job id (``page``, ``list``) can collide.
@@ -76,6 +78,15 @@ def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
     """Return the file of one stage's page, beside the job page."""
     # A file, not a directory per stage: creating directories dominates the cost of a build.
     return job_root(job_id) / stage_file_name(stage_segment)
+
+
+def stage_tasks_page(job_id: str, stage_segment: str, page: int) -> PurePosixPath:
+    """Return the file of page ``page`` of a stage's task table; page 1 is the stage page."""
+    if page <= 1:
+        return stage_page(job_id, stage_segment)
+    # A directory only for stages with more than one page. No stage page's file name starts
+    # with "tasks-", so no stage id can make the two meet.
+    return job_root(job_id) / f"tasks-{stage_segment}" / f"{page}.html"
 
 
 def raw_log(job_id: str) -> PurePosixPath:

@@ -74,16 +74,33 @@ def _lanes(tasks: Sequence[TaskEnd]) -> tuple[list[tuple[str, list[TaskEnd]]], i
     return lanes, t0, t1
 
 
+def extent(tasks: Sequence[TaskEnd]) -> tuple[int, int] | None:
+    """Return the time span of the attempts that ran (as the axis spans it); None if none ran."""
+    ran = [t for t in tasks if t.start_exec_time > 0]
+    if not ran:
+        return None
+    return (
+        min(t.start_exec_time for t in ran),
+        max(max(t.start_exec_time, t.end_exec_time) for t in ran),
+    )
+
+
 def timeline(
     tasks: Sequence[TaskEnd],
     colour_of: Callable[[int], int],
     lane_id: Callable[[str], str],
     title: str,
+    window: tuple[int, int] | None = None,
 ) -> str:
-    """Return the timeline SVG; empty string when there are no task records."""
+    """Return the timeline SVG; empty string when there are no task records.
+
+    ``window`` widens the time axis to that span (the job's, when only some bars are drawn).
+    """
     lanes, t0, t1 = _lanes(tasks)
     if not lanes:
         return ""
+    if window is not None:
+        t0, t1 = min(t0, window[0]), max(t1, window[1])
     span = max(t1 - t0, 1)
     scale = (WIDTH - GUTTER - RIGHT) / span
     # Bars are drawn in whole milliseconds since t0, inside a group that scales them to the
