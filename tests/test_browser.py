@@ -330,3 +330,43 @@ def test_find_a_job_on_any_page(
     page.wait_for_load_state()
     assert XSS_NAME in page.locator("h1").inner_text()
     watched.clean()
+
+
+@pytest.fixture(scope="module")
+def big_stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A site with one stage of 2,100 tasks: its task table has three pages."""
+    root = tmp_path_factory.mktemp("big-stage")
+    logs = root / "logs"
+    logs.mkdir()
+    write_log(logs, JobSpec("big job", "tpch-q1", stages=1, tasks_per_stage=2_100), seed=3)
+    build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
+    with http_server(root / "site") as port:
+        yield f"http://127.0.0.1:{port}/", root / "site"
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme: str) -> None:
+    url, site = big_stage
+    base = url if scheme == "http" else site.as_uri() + "/"
+    page = watched.page
+    page.goto(base + "jobs/big%20job/index.html")
+    page.locator("table.stages a", has_text="Stage 1").click()
+    pager = page.locator("nav.pager").first
+    assert "Page 1 of 3" in pager.inner_text()
+    pager.get_by_text("Last »").click()
+    assert page.locator("table.tasks tbody tr").count() == 100
+    assert "Tasks 2,001–2,100 of 2,100" in page.locator("table.tasks caption").inner_text()
+    page.locator("nav.pager").first.get_by_text("‹ Previous").click()
+    rows = page.locator("table.tasks tbody tr")
+    assert rows.count() == 1_000
+    assert rows.first.locator("td").first.inner_text() == "1000"
+    # Sorting works within the page: by duration, the longest last.
+    page.locator("table.tasks th", has_text="Duration").locator("button").click()
+    took = [int(v) for v in page.locator("table.tasks tbody td[data-v]").evaluate_all(
+        "cells => cells.map(c => c.dataset.v)")]  # fmt: skip
+    assert len(took) == 1_000 and took == sorted(took)
+    page.locator("nav.crumbs a", has_text="Stage 1").click()
+    assert page.locator("#summary").count() == 1
+    if scheme == "http":
+        _shoot(page, "stage-task-pages")
+    watched.clean()
