@@ -45,16 +45,12 @@ class StageEnd(msgspec.Struct):
     status: str = ""
 
 
-class TaskMetrics(msgspec.Struct, gc=False):
-    """Row counts and compute time of one task attempt."""
-
-    input_rows: int = 0
-    output_rows: int = 0
-    elapsed_compute_nanos: int = 0
-
-
 class TaskEnd(msgspec.Struct, gc=False):
-    """One task attempt finished (retries and failures each get their own)."""
+    """One task attempt finished (retries and failures each get their own).
+
+    Its ``metrics`` are not decoded: the pages show the stages payload's numbers per task,
+    and a log holds one TaskEnd per attempt (800,000 in a big one).
+    """
 
     stage_id: int
     task_id: int
@@ -65,7 +61,6 @@ class TaskEnd(msgspec.Struct, gc=False):
     launch_time: int = 0
     start_exec_time: int = 0
     end_exec_time: int = 0
-    metrics: TaskMetrics = msgspec.field(default_factory=TaskMetrics)
 
 
 class TaskEndRecord(msgspec.Struct, gc=False):
