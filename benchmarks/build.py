@@ -101,7 +101,7 @@ def task_table(rows: int, jinja_rows: int) -> tuple[float, float]:
     ends = [
         TaskEnd(
             stage_id=1, task_id=t.id or 0, executor_id=f"executor-{n % 8}", status="Successful",
-            launch_time=t.launch_time or 0, start_exec_time=t.start_exec_time or 0,
+            start_exec_time=t.start_exec_time or 0,
             end_exec_time=t.end_exec_time or 0,
         )
         for n, t in enumerate(tasks)

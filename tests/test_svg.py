@@ -86,7 +86,7 @@ def _task(
     stage: int, task: int, executor: str, start: int, end: int, failed: bool = False
 ) -> TaskEnd:
     status = {"Failed": {"reason": "R", "error": "<b>"}} if failed else "Successful"
-    return TaskEnd(stage, task, executor, status, start, start, end)
+    return TaskEnd(stage, task, executor, status, start_exec_time=start, end_exec_time=end)
 
 
 def test_timeline_has_a_lane_per_executor_and_a_bar_per_task() -> None:

@@ -48,8 +48,8 @@ class StageEnd(msgspec.Struct):
 class TaskEnd(msgspec.Struct, gc=False):
     """One task attempt finished (retries and failures each get their own).
 
-    Its ``metrics`` are not decoded: the pages show the stages payload's numbers per task,
-    and a log holds one TaskEnd per attempt (800,000 in a big one).
+    Its ``launch_time`` and ``metrics`` are not decoded: the pages show the stages payload's
+    times and numbers per task, and a log holds one TaskEnd per attempt (800,000 in a big one).
     """
 
     stage_id: int
@@ -58,7 +58,6 @@ class TaskEnd(msgspec.Struct, gc=False):
     # "Running" | "Successful" | {"Failed": {"reason": ..., "error": ...}}; kept loose
     # because later Ballista versions add fields to the Failed variant.
     status: Any
-    launch_time: int = 0
     start_exec_time: int = 0
     end_exec_time: int = 0
 
