@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sitegen import urls
+from sitegen.eventlog.schema import TaskEnd
 from sitegen.examples.generator import JobSpec, write_log
 from sitegen.jobpage import FAILURES_SHOWN, TIMELINE_BARS
 from sitegen.pipeline import BuildOptions, build
@@ -75,8 +76,6 @@ def test_small_jobs_are_drawn_whole(example_site: tuple[Path, object]) -> None:
 
 
 def test_timeline_axis_can_span_attempts_not_drawn() -> None:
-    from sitegen.eventlog.schema import TaskEnd
-
     tasks = [
         TaskEnd(stage_id=1, task_id=n, executor_id="e", status="Successful",
                 start_exec_time=1_000 + n, end_exec_time=2_000 + 10 * n)
