@@ -81,8 +81,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRead:
                     # Decoded in one pass, not as an envelope and then its data again.
                     try:
                         job_end = schema.JOB_END_RECORD_DECODER.decode(line).data
-                        config = schema.CONFIG_DECODER.decode(job_end.config)
-                        _check_payloads(job_end)
+                        config = _validated_config(job_end)
                     except msgspec.DecodeError:
                         pass  # the general path classifies it and says why
                     else:
@@ -185,21 +184,22 @@ def _take_job_end(result: LogRead, env: schema.Envelope, lineno: int) -> bool:
         return True
     try:
         job_end = schema.JOB_END_DECODER.decode(env.data)
-        result.config = schema.CONFIG_DECODER.decode(job_end.config)
-        _check_payloads(job_end)
+        config = _validated_config(job_end)
     except msgspec.DecodeError as exc:
         result.classification = Classification.MALFORMED
         result.message = f"malformed JobEnd: {exc}"
         return True
-    _completed(result, job_end, result.config)
+    _completed(result, job_end, config)
     return True
 
 
-def _check_payloads(job_end: schema.JobEnd) -> None:
-    """Raise DecodeError unless the job and stages payloads are JSON objects."""
+def _validated_config(job_end: schema.JobEnd) -> dict[str, str]:
+    """Return a decoded JobEnd's config; raise DecodeError unless its payloads are usable."""
+    config = schema.CONFIG_DECODER.decode(job_end.config)
     for name, raw in (("job", job_end.job), ("stages", job_end.stages)):
         if not bytes(raw).lstrip().startswith(b"{"):
             raise msgspec.ValidationError(f"Expected `object` for `$.{name}`")
+    return config
 
 
 def _completed(result: LogRead, job_end: schema.JobEnd, config: dict[str, str]) -> None:
