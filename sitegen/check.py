@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from sitegen.classify import Candidate, duplicates, judge
 from sitegen.eventlog.discover import LogFile, discover_all
 from sitegen.model import Classification, Problem, ProblemKind
+from sitegen.parallel import pool_map
 
 # How much each kind of problem weighs. Errors make the check fail: the log is damaged,
 # newer than this sitegen, or cannot be published. A warning still publishes (under the
@@ -77,15 +77,8 @@ def check_log(log: LogFile) -> CheckedLog:
 
 def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
     """Check every log, in parallel when it pays (reading dominates)."""
-    workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(logs) < 8:
-        return [check_log(log) for log in logs]
-    # Imported here: `sitegen build` loads this module for its summary, not for a pool.
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-        return list(pool.map(check_log, logs, chunksize=max(1, len(logs) // (workers * 8))))
+    with pool_map(check_log, logs, workers) as checked:
+        return list(checked)
 
 
 def check(log_dirs: Path | Sequence[Path], workers: int | None = None) -> CheckReport:

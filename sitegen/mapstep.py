@@ -7,7 +7,6 @@ only when there is work to do: a build with nothing to do starts fast.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -21,6 +20,7 @@ from sitegen.manifest import LogOutcome
 from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
 from sitegen.notes import read_note
 from sitegen.pages import PageRenderer
+from sitegen.parallel import pool_map
 from sitegen.writer import SiteWriter
 
 
@@ -170,29 +170,13 @@ def map_logs(
     (``PARTS_DIR/<index>``) rather than straight into the staging dir.
     """
     tasks = [(log, staging, staging / PARTS_DIR / str(n), pages) for n, log in logs]
-    workers = workers or os.cpu_count() or 1
     results: dict[int, LogOutcome] = {}
     in_parts: set[int] = set()
-    if workers == 1 or len(tasks) < 8:
-        outcomes: Iterator[tuple[LogOutcome, bool]] = (process_log(*t) for t in tasks)
-        pool = None
-    else:
-        # Imported here: a build of a few logs (the usual incremental one) needs no pool.
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        # fork: workers inherit the loaded templates and modules instead of re-importing them.
-        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
-        chunk = max(1, min(16, len(tasks) // (workers * 8)))
-        outcomes = pool.map(_process_star, tasks, chunksize=chunk)
-    try:
+    with pool_map(_process_star, tasks, workers) as outcomes:
         for (n, _), (outcome, parted) in zip(logs, outcomes, strict=True):
             results[n] = outcome
             if parted:
                 in_parts.add(n)
             if progress:
                 progress.advance()
-    finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
     return results, in_parts
