@@ -55,6 +55,11 @@ class Manifest(msgspec.Struct):
     site_files: list[str] = msgspec.field(default_factory=list)
 
 
+def digest(data: bytes) -> str:
+    """Return the SHA-256 of bytes in memory (a log's, as ``file_digest`` would)."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def file_digest(path: Path) -> str:
     """Return the SHA-256 of a file's bytes."""
     with path.open("rb") as f:

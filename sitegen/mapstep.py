@@ -13,7 +13,7 @@ from typing import Protocol
 from sitegen import api, manifest, urls
 from sitegen.classify import judge
 from sitegen.eventlog.discover import LogFile
-from sitegen.eventlog.rawlog import gzip_chunks
+from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import PARTS_DIR, job_root
 from sitegen.manifest import LogOutcome
@@ -120,13 +120,14 @@ def process_log(
     log: LogFile, staging: Path, part: Path, pages: PageRenderer
 ) -> tuple[LogOutcome, bool]:
     """Map step: read one log and write that job's files; say whether they went to ``part``."""
-    read = read_log(log.path)
+    held = hold(log.path, log.size)
+    read = read_log(log.path, held)
     verdict = judge(log, read)
     outcome = LogOutcome(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256=manifest.file_digest(log.path),
+        sha256=manifest.file_digest(log.path) if held is None else manifest.digest(held),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
@@ -141,7 +142,9 @@ def process_log(
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
     if pages.raw_logs:
-        summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), gzip_chunks(log.path))
+        raw = gzip_chunks(log.path, held)
+        summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)
+    held = None  # the pages need only what was read from it
     note = read_note(pages.notes_dirs, job_id)
     outcome.note_sha256 = note.sha256 if note else ""
     pages.job_pages(writer, read, summary, note)

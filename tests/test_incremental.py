@@ -4,7 +4,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from sitegen import manifest
+from sitegen.eventlog import rawlog
 from sitegen.examples.generator import JobSpec, generate_job
 from sitegen.pipeline import BuildOptions, build
 from tests.logs import FAILED_JOB, job_lines, write
@@ -170,3 +173,15 @@ def test_a_note_rebuilds_only_its_job(tmp_path: Path, example_logs: Path) -> Non
     assert report.rebuilt == 1
     assert "Operator note" not in page.read_text()
     assert_same_as_clean(example_logs, site, tmp_path, "note-removed")
+
+
+def test_streamed_logs_build_the_same_site_as_held_ones(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Logs above rawlog.HOLD_LIMIT are read, hashed and compressed as streams instead.
+    build(BuildOptions(example_logs, tmp_path / "held"))
+    monkeypatch.setattr(rawlog, "HOLD_LIMIT", 0)
+    build(BuildOptions(example_logs, tmp_path / "streamed"))
+    held, streamed = tree(tmp_path / "held"), tree(tmp_path / "streamed")
+    assert any(name.endswith("eventlog.gz") for name in held)
+    assert held == streamed

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitegen.eventlog import rawlog
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification
 from tests.logs import V1_CONFIG, V1_JOB, V1_STAGES, job_lines, record, v1_log_lines, write
@@ -177,3 +179,21 @@ def test_malformed_job_end_on_either_path_reads_the_same(tmp_path: Path) -> None
     assert fast.classification is Classification.MALFORMED
     assert "$.stages" in fast.message
     assert fast == slow
+
+
+def test_held_bytes_read_as_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "golden-v1.eventlog", v1_log_lines())
+    held = rawlog.hold(path, path.stat().st_size)
+    assert held == path.read_bytes()
+    assert read_log(path, held) == read_log(path)
+    assert gzip.decompress(b"".join(rawlog.gzip_chunks(path, held))) == held
+    assert b"".join(rawlog.gzip_chunks(path, held)) == b"".join(rawlog.gzip_chunks(path))
+
+
+def test_large_and_compressed_logs_are_streamed_not_held(tmp_path: Path) -> None:
+    plain = write(tmp_path / "a.eventlog", job_lines("a"))
+    assert rawlog.hold(plain, rawlog.HOLD_LIMIT + 1) is None
+    packed = tmp_path / "b.eventlog.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert rawlog.hold(packed, packed.stat().st_size) is None
+    assert rawlog.hold(tmp_path / "gone.eventlog", 10) is None

@@ -15,10 +15,32 @@ CHUNK = 1 << 20
 # and a smaller file than zlib level 1. Any gzip reader opens it.
 LEVEL = 1
 GZIP_WBITS = 31  # a gzip member with a zero timestamp: reproducible bytes
+# A plain log up to this size is read into memory once: its pages, its hash and its
+# download then come from the same bytes (a log still being appended to cannot differ
+# between them), and reading it a second and third time is saved.
+HOLD_LIMIT = 64 << 20
 
 
-def gzip_chunks(path: Path) -> Iterator[bytes]:
-    """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly."""
+def hold(path: Path, size: int) -> bytes | None:
+    """Return a plain log's bytes when it is small enough to hold; None: stream it."""
+    if size > HOLD_LIMIT or compression.compression_of(path) is not None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None  # the reader opens it again and says why it cannot
+
+
+def gzip_chunks(path: Path, held: bytes | None = None) -> Iterator[bytes]:
+    """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly.
+
+    ``held`` is the plain log's bytes when they are already in memory (see ``hold``).
+    """
+    if held is not None:
+        packer = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
+        yield packer.compress(held)
+        yield packer.flush()
+        return
     if compression.compression_of(path) == "gzip":
         with path.open("rb") as raw:
             while chunk := raw.read(CHUNK):

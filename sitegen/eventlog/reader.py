@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,8 +59,11 @@ def _is_binary(line: bytes) -> bool:
     return False
 
 
-def read_log(path: str | os.PathLike[str]) -> LogRead:
-    """Read and classify one log; never raises for what is inside the file."""
+def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead:
+    """Read and classify one log; never raises for what is inside the file.
+
+    ``held`` is the plain log's bytes when the caller already read them.
+    """
     path = Path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = lineno = 0
@@ -67,7 +71,7 @@ def read_log(path: str | os.PathLike[str]) -> LogRead:
     decode_task = schema.TASK_END_RECORD_DECODER.decode
     decode_envelope = schema.ENVELOPE_DECODER.decode
     try:
-        with open_log(path) as stream:
+        with open_log(path) if held is None else io.BytesIO(held) as stream:
             for lineno, line in enumerate(stream, 1):
                 # Fast path: TaskEnd is nearly every line; decode it in one pass.
                 if line.startswith(TASK_END_PREFIX):
