@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sitegen import serve as serve_module
 from sitegen.pipeline import BuildOptions, build
 from sitegen.serve import serve
 from tests.logs import job_lines, write
@@ -251,3 +252,68 @@ def test_cli_serves_at_the_path_of_base_url(tmp_path: Path, example_logs: Path) 
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert f"at http://127.0.0.1:{port}/h/ (Ctrl+C to stop)" in out, out
+
+
+def test_snapshot_sees_every_file_below_the_paths(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    (logs / "archive" / "2026").mkdir(parents=True)
+    write(logs / "a.eventlog", job_lines("a"))
+    write(logs / "archive" / "2026" / "b.eventlog", job_lines("b"))
+    (logs / "c.eventlog").symlink_to(logs / "a.eventlog")
+    page = tmp_path / "page.md"
+    page.write_text("# Runbook\n")
+    seen = serve_module.snapshot([logs, page, tmp_path / "missing"])
+    files = [logs / "a.eventlog", logs / "archive/2026/b.eventlog", logs / "c.eventlog", page]
+    assert seen == {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for f in files}
+
+
+def run_watch(seconds: float, **kwargs: Any) -> int:
+    """Run the watcher over ``kwargs`` for ``seconds``; return how many rebuilds it made."""
+    rebuilds: list[float] = []
+    stop = threading.Event()
+    args = (kwargs.pop("paths"), kwargs.pop("last"), lambda: rebuilds.append(0), stop)
+    watcher = threading.Thread(target=serve_module.watch, args=args, kwargs=kwargs)
+    watcher.start()
+    time.sleep(seconds)
+    stop.set()
+    watcher.join(5)
+    assert not watcher.is_alive()
+    return len(rebuilds)
+
+
+def test_a_log_that_keeps_growing_is_still_rebuilt(tmp_path: Path) -> None:
+    log = write(tmp_path / "running.eventlog", job_lines("running")[:2])
+    growing = threading.Event()
+
+    def append() -> None:
+        while not growing.wait(0.05):
+            with log.open("ab") as f:
+                f.write(job_lines("running")[2])
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    try:
+        # The log never stays the same for a quiet period: only max_settle lets it through.
+        timing = {"interval": 0.05, "quiet_period": 0.3, "max_settle": 0.5}
+        last = serve_module.snapshot([tmp_path])
+        rebuilds = run_watch(2.5, paths=[tmp_path], last=last, **timing)
+    finally:
+        growing.set()
+        writer.join()
+    assert rebuilds >= 2
+
+
+def test_slow_looks_are_spaced_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    looks: list[float] = []
+
+    def slow_snapshot(paths: list[Path]) -> dict[str, tuple[int, int]]:
+        looks.append(time.monotonic())
+        time.sleep(0.1)  # a directory of many thousands of logs
+        return {}
+
+    monkeypatch.setattr(serve_module, "snapshot", slow_snapshot)
+    assert run_watch(1.6, paths=[tmp_path], last={}, interval=0.01) == 0
+    # Each look took 0.1 s, so the next waits WATCH_BUDGET times that: 1 s, not 0.01 s.
+    assert serve_module.WATCH_BUDGET == 10
+    assert len(looks) == 2
+    assert looks[1] - looks[0] >= 1.0
