@@ -220,11 +220,11 @@ def _scan(directory: str, seen: dict[str, tuple[int, int]]) -> None:
             seen[entry.path] = (st.st_size, st.st_mtime_ns)
 
 
-def _timed_snapshot(paths: list[Path]) -> tuple[dict[str, tuple[int, int]], float]:
-    """Return the snapshot and how many seconds it took."""
+def _look(paths: list[Path], interval: float) -> tuple[dict[str, tuple[int, int]], float]:
+    """Return the snapshot, and how long to wait before the next (``WATCH_BUDGET`` times it)."""
     began = time.monotonic()
     current = snapshot(paths)
-    return current, time.monotonic() - began
+    return current, max(interval, (time.monotonic() - began) * WATCH_BUDGET)
 
 
 def watch(
@@ -244,8 +244,7 @@ def watch(
     """
     pause = interval
     while not stop.wait(pause):
-        current, took = _timed_snapshot(paths)
-        pause = max(interval, took * WATCH_BUDGET)
+        current, pause = _look(paths, interval)
         if current == last:
             continue
         # Debounce: wait until nothing changed for a whole quiet period, but no longer
@@ -254,8 +253,7 @@ def watch(
         while time.monotonic() < deadline:
             if stop.wait(max(quiet_period, pause)):
                 return
-            settled, took = _timed_snapshot(paths)
-            pause = max(interval, took * WATCH_BUDGET)
+            settled, pause = _look(paths, interval)
             if settled == current:
                 break
             current = settled
