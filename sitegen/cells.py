@@ -1,14 +1,41 @@
-"""Numeric table cells as markup, for templates: one filter call instead of a macro's work."""
+"""Cells, badges and times as markup, for templates: one filter call instead of a macro's work.
+
+A Jinja macro call costs 5 to 10 µs, more than the markup it prints: a stage page lists up
+to 1,000 failed attempts, and the jobs list has 50 rows a page.
+"""
 
 from __future__ import annotations
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from sitegen.formatting import NONE, duration, rows
+from sitegen.formatting import NONE, duration, number, rows, timestamps
 from sitegen.payload import Percentiles
+from sitegen.svg.text import status_class
 
 _EMPTY = Markup(f'<td class="num">{NONE}</td>')
 _NO_PERCENTILES = Markup(f'<td class="num" colspan="5">{NONE}</td>')
+
+
+def num_cell(value: int | None) -> Markup:
+    """Return an exact-number cell (``12,345``) that sorts by its value."""
+    if value is None:
+        return _EMPTY
+    if value.__class__ is not int:  # the payload readers coerce; anything else is escaped
+        return Markup(f'<td class="num" data-v="{escape(value)}">{escape(number(value))}</td>')
+    return Markup(f'<td class="num" data-v="{value}">{value:,}</td>')
+
+
+def badge(status: str) -> Markup:
+    """Return a status word as a badge coloured by its class."""
+    return Markup(f'<span class="badge {status_class(status)}">{escape(status)}</span>')
+
+
+def time_tag(ms: int | None) -> Markup:
+    """Return a ``<time>`` (second shown, millisecond in ``datetime``), or a dash for none."""
+    if not ms or ms <= 0:
+        return Markup(NONE)
+    exact, second = timestamps(ms)
+    return Markup(f'<time datetime="{exact}">{second}</time>')
 
 
 def rows_cell(value: int | None) -> Markup:
