@@ -22,6 +22,27 @@ def test_environment_is_strict_and_escapes() -> None:
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
 
 
+def test_markup_filters_escape_and_the_old_macros_still_print_them() -> None:
+    env = PageRenderer().env
+    render = env.from_string(
+        '{% import "_macros.html" as m %}'
+        "{{ s|badge }}|{{ m.badge(s) }}|{{ t|time_tag }}|{{ m.time(t) }}|{{ 0|time_tag }}|"
+        "{{ n|num_cell }}|{{ m.num(n) }}|{{ none|num_cell }}|{{ x|num_cell }}"
+    ).render
+    parts = render(s="<Failed>", t=1_767_225_600_123, n=1234567, x=2500.5).split("|")
+    assert parts == [
+        '<span class="badge st-failed">&lt;Failed&gt;</span>',
+        '<span class="badge st-failed">&lt;Failed&gt;</span>',
+        '<time datetime="2026-01-01T00:00:00.123Z">2026-01-01T00:00:00Z</time>',
+        '<time datetime="2026-01-01T00:00:00.123Z">2026-01-01T00:00:00Z</time>',
+        "—",
+        '<td class="num" data-v="1234567">1,234,567</td>',
+        '<td class="num" data-v="1234567">1,234,567</td>',
+        '<td class="num">—</td>',
+        '<td class="num" data-v="2500.5">2,500.5</td>',
+    ]
+
+
 def test_every_shipped_template_is_used(example_site: tuple[Path, BuildReport]) -> None:
     # The example build renders every page template under StrictUndefined (page.html is
     # covered by the --pages test); a template nobody renders would hide its errors.
