@@ -268,7 +268,8 @@ class JobPage:
     summary: JobSummary
     stages: list[StageInfo]
     dag_svg: Markup
-    timeline_svg: Markup
+    # Spliced into the page as bytes: it is most of the page.
+    timeline_svg: Fragment
     legend: list[tuple[str, int]]
     plans: list[tuple[str, str]]
     config: dict[str, str]
@@ -333,7 +334,7 @@ def job_page(
         summary=summary,
         stages=infos,
         dag_svg=Markup(dag_svg),
-        timeline_svg=Markup(timeline_svg),
+        timeline_svg=Fragment(timeline_svg),
         legend=legend,
         plans=[(title, text) for title, text in plan_list if text],
         config=read.config,

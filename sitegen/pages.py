@@ -189,7 +189,7 @@ class PageRenderer:
         job_id = summary.job_id
         page = urls.job_page(job_id)
         job = job_page(read, summary, page, render_md(note.text) if note else None)
-        writer.write(page, self.render("job.html", page, job=job))
+        writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
         for info in job.stages:
             graph_svg, hist_svg = stage_pictures(info, job_id)
             failed = failures(info)

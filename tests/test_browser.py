@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -177,6 +178,9 @@ def test_job_page(served: tuple[str, Path], watched: Watched, scheme: str) -> No
     bars = page.locator("svg.timeline rect.tl-bar")
     assert bars.count() == 89
     assert page.locator("svg.timeline rect.tl-bar.failed").count() > 0
+    # A bar's tip reads "Task 0 · stage 1 · 972 ms" (written with &#183; to keep it ASCII).
+    tips = page.locator("svg.timeline rect.tl-bar:not(.failed) title").all_text_contents()
+    assert tips and all(re.fullmatch(r"Task \d+ · stage \d+ · [^&]+", tip) for tip in tips)
     assert page.locator("svg.timeline .tl-lane").count() == 4
     assert page.locator("table.stages tbody tr").count() == 5
     assert page.locator('link[rel="alternate"][type="application/json"]').count() == 1

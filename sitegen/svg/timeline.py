@@ -155,7 +155,9 @@ def timeline(
                     texts = stage_texts[stage_id] = (
                         f'<rect class="{cls}" x="',
                         f'<rect class="{cls} failed" x="',
-                        f" · stage {stage_id} · ",
+                        # A character reference, not "·": the picture stays ASCII, so the
+                        # page splices its 100 KB as bytes without widening (see fragments).
+                        f" &#183; stage {stage_id} &#183; ",
                     )
                 head, failed_head, stage_tip = texts
             took = end - start if end > start else 0
