@@ -270,7 +270,7 @@ def test_snapshot_sees_every_file_below_the_paths(tmp_path: Path) -> None:
 
 def run_watch(seconds: float, **kwargs: Any) -> int:
     """Run the watcher over ``kwargs`` for ``seconds``; return how many rebuilds it made."""
-    rebuilds: list[float] = []
+    rebuilds: list[int] = []
     stop = threading.Event()
     args = (kwargs.pop("paths"), kwargs.pop("last"), lambda: rebuilds.append(0), stop)
     watcher = threading.Thread(target=serve_module.watch, args=args, kwargs=kwargs)
