@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -17,7 +18,7 @@ import pytest
 
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.formatting import timestamp
-from sitegen.pipeline import BuildOptions, build
+from sitegen.pipeline import BuildOptions, BuildReport, build
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server, nginx
@@ -285,22 +286,33 @@ def test_phone_and_dark(served: tuple[str, Path], browser: Any) -> None:
     context.close()
 
 
+@contextlib.contextmanager
+def built_and_served(
+    tmp_path_factory: pytest.TempPathFactory, name: str, specs: list[tuple[JobSpec, int]]
+) -> Iterator[tuple[int, Path, BuildReport]]:
+    """Write one log per (spec, seed), build them, and serve the site with http.server."""
+    root = tmp_path_factory.mktemp(name)
+    logs = root / "logs"
+    logs.mkdir()
+    for spec, seed in specs:
+        write_log(logs, spec, seed=seed)
+    report = build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
+    with http_server(root / "site") as port:
+        yield port, root / "site", report
+
+
 @pytest.fixture(scope="module")
 def many_pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A site whose jobs list has three pages; the oldest job has a hostile id and name."""
-    root = tmp_path_factory.mktemp("many")
-    logs = root / "logs"
-    logs.mkdir()
-    for n in range(120):
-        spec = JobSpec(f"job-{n:03d}", f"nightly-{n:03d}", stages=1, tasks_per_stage=2)
-        spec.start_ms = BASE_TIME_MS + n * 60_000
-        write_log(logs, spec, seed=n)
+    specs = [
+        (JobSpec(f"job-{n:03d}", f"nightly-{n:03d}", stages=1, tasks_per_stage=2,
+                 start_ms=BASE_TIME_MS + n * 60_000), n)
+        for n in range(120)
+    ]  # fmt: skip
     hostile = JobSpec("xss 100%#?", XSS_NAME, stages=1, tasks_per_stage=2, start_ms=BASE_TIME_MS)
-    write_log(logs, hostile, seed=7)
-    report = build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
-    assert report.published == 121
-    with http_server(root / "site") as port:
-        yield f"http://127.0.0.1:{port}/index.html", root / "site"
+    with built_and_served(tmp_path_factory, "many", [*specs, (hostile, 7)]) as (port, site, report):
+        assert report.published == 121
+        yield f"http://127.0.0.1:{port}/index.html", site
 
 
 @pytest.mark.parametrize("scheme", ["http", "file"])
@@ -339,13 +351,9 @@ def test_find_a_job_on_any_page(
 @pytest.fixture(scope="module")
 def big_stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A site with one stage of 2,100 tasks: its task table has three pages."""
-    root = tmp_path_factory.mktemp("big-stage")
-    logs = root / "logs"
-    logs.mkdir()
-    write_log(logs, JobSpec("big job", "tpch-q1", stages=1, tasks_per_stage=2_100), seed=3)
-    build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
-    with http_server(root / "site") as port:
-        yield f"http://127.0.0.1:{port}/", root / "site"
+    spec = JobSpec("big job", "tpch-q1", stages=1, tasks_per_stage=2_100)
+    with built_and_served(tmp_path_factory, "big-stage", [(spec, 3)]) as (port, site, _):
+        yield f"http://127.0.0.1:{port}/", site
 
 
 @pytest.mark.parametrize("scheme", ["http", "file"])
