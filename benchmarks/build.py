@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import resource
@@ -22,15 +23,25 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import msgspec
 
 import sitegen
+from sitegen import manifest
+from sitegen.eventlog.discover import discover
+from sitegen.eventlog.rawlog import gzip_chunks, hold
+from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.schema import Envelope, TaskEnd
 from sitegen.examples.generator import JobSpec, write_corpus, write_log
+from sitegen.fragments import Fragment
 from sitegen.jobpage import StageInfo, TaskTable
+from sitegen.layout import PARTS_DIR
+from sitegen.mapstep import process_log, root_parents
 from sitegen.pages import PageRenderer
 from sitegen.payload import Stage, TaskSummary
+from sitegen.svg import timeline
 
 # The per-cell template loop the issue measured at about 33k rows/s, for comparison: the
 # same columns as the stage page's task table, each cell through Jinja.
@@ -81,6 +92,54 @@ def floor(log_dir: Path) -> int:
                 decoder.decode(line)
                 records += 1
     return records
+
+
+def sitegen_reading(log_dir: Path) -> int:
+    """Do what sitegen's map step does before it renders: read, hash and gzip each log."""
+    # The rest of the budget that 3/2 allows is what is left for rendering and writing.
+    records = 0
+    for log in discover(log_dir):
+        held = hold(log.path, log.size)
+        read = read_log(log.path, held)
+        manifest.digest(held) if held is not None else manifest.file_digest(log.path)
+        for _ in gzip_chunks(log.path, held):
+            pass
+        records += len(read.tasks)
+    return records
+
+
+def map_step_cpu(log_dir: Path, out: Path, count: int) -> tuple[float, float]:
+    """Return the user CPU ms per job of the map step in one process: as built, and what-if.
+
+    The what-if renders no task table rows and no timeline (empty strings in their place):
+    the least the map step could cost if that per-task HTML were free, say compiled. User
+    time only: the kernel's share is creating files, which swings with the disk's load.
+    """
+    logs = discover(log_dir)[:count]
+    pages = PageRenderer()
+    pages.warm()
+    bare_html = (
+        mock.patch.object(TaskTable, "rows", lambda self, number=1: Fragment("")),
+        mock.patch.object(timeline, "timeline", lambda *args, **kwargs: ""),
+    )
+
+    def run(patches: tuple[Any, ...]) -> float:
+        shutil.rmtree(out, ignore_errors=True)
+        for parent in root_parents(pages):
+            (out / parent).mkdir(parents=True)
+        with contextlib.ExitStack() as stack:
+            for patch in patches:
+                stack.enter_context(patch)
+            started = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+            for n, log in enumerate(logs):
+                process_log(log, out, out / PARTS_DIR / str(n), pages)
+            user = resource.getrusage(resource.RUSAGE_SELF).ru_utime - started
+        return user * 1000 / len(logs)
+
+    # Alternated, best of three each: the machine's speed drifts from minute to minute.
+    times = [(run(()), run(bare_html)) for _ in range(3)]
+    shutil.rmtree(out, ignore_errors=True)
+    return min(t for t, _ in times), min(t for _, t in times)
 
 
 def task_table(rows: int, jinja_rows: int) -> tuple[float, float]:
@@ -339,6 +398,13 @@ def main() -> None:
     print(f"1 naive (json.loads + json.dump, API JSON only): {t_naive:8.2f} s")
     t_floor = timed(floor, logs)
     print(f"2 floor (msgspec envelope of every line, 1 process): {t_floor:8.2f} s")
+    t_read = timed(sitegen_reading, logs)
+    workers = os.cpu_count() or 1
+    print(
+        f"  sitegen's reading alone (read, hash, gzip each log; 1 process): {t_read:.2f} s = "
+        f"{t_read / t_floor:.1f}x floor, of the {3 * workers}x floor of CPU that 3/2 <= 3 "
+        f"allows on {workers} cores for reading, rendering and writing"
+    )
     t_full, rss_full, line = run_build(logs, out / "site")
     print(f"3 sitegen build, from scratch (JSON + HTML): {t_full:8.2f} s   [{line}]")
     (t_incr, _, incr_line), (t_noop, _, noop_line) = add_then_rebuild(
@@ -361,6 +427,13 @@ def main() -> None:
         f"7 task table of {args.table_rows:,} rows: {t_table:.2f} s "
         f"({args.table_rows / t_table / 1000:.0f}k rows/s); a Jinja loop per cell: "
         f"{jinja_rate / 1000:.0f}k rows/s, {args.table_rows / t_table / jinja_rate:.1f}x slower"
+    )
+    per_log = t_floor * 1000 / args.jobs
+    as_built, bare = map_step_cpu(logs, out / "map-step", min(args.jobs, 100))
+    print(
+        f"  user CPU per job in 1 process ({min(args.jobs, 100)} logs): map step {as_built:.2f} ms "
+        f"({as_built / per_log:.1f}x floor); without task rows and timeline {bare:.2f} ms "
+        f"({bare / per_log:.1f}x floor)"
     )
     if args.scale_jobs:
         scale(work, args.scale_jobs)

@@ -51,7 +51,19 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
         run.stdout,
         flags=re.M,
     )
+    assert re.search(
+        r"^  sitegen's reading alone \(read, hash, gzip each log; 1 process\): [0-9.]+ s = "
+        r"[0-9.]+x floor, of the \d+x floor of CPU that 3/2 <= 3 allows on \d+ cores",
+        run.stdout,
+        flags=re.M,
+    )
     assert re.search(r"^7 task table of 2,000 rows: .* rows/s\); a Jinja loop", run.stdout, re.M)
+    assert re.search(
+        r"^  user CPU per job in 1 process \(6 logs\): map step [0-9.]+ ms \([0-9.]+x floor\); "
+        r"without task rows and timeline [0-9.]+ ms \([0-9.]+x floor\)$",
+        run.stdout,
+        flags=re.M,
+    )
     ratios = dict(re.findall(r"^(\d/\d) .*:\s+([0-9.]+)$", run.stdout, flags=re.M))
     assert set(ratios) == {"3/1", "3/2", "4/3", "5/3"}
     assert all(float(v) > 0 for v in ratios.values())
