@@ -160,6 +160,11 @@ def cli() -> None:
     """Build a static Ballista history server from event logs."""
 
 
+def _say_waiting() -> None:
+    """Tell the user why the build is not starting yet."""
+    click.echo("Waiting for another sitegen build into the same directory to finish...", err=True)
+
+
 @cli.command("build")
 @site_options
 @click.option("--strict", is_flag=True, help="Exit 1 if any log was skipped.")
@@ -193,7 +198,7 @@ def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
         bar = ProgressBar(sys.stderr)
         bar.enabled = bar.enabled and not quiet and fmt == "text"
         try:
-            report = build(options, progress=bar)
+            report = build(options, progress=bar, on_wait=None if quiet else _say_waiting)
         finally:
             bar.finish()
     except SitegenError as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import __version__, gcpause, manifest, urls
+from sitegen.buildlock import exclusive
 from sitegen.classify import Candidate, duplicates
 from sitegen.errors import SitegenError, UsageError
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
@@ -177,16 +178,22 @@ def select(outcomes: list[LogOutcome], options: BuildOptions, now: float) -> Sel
     return Selection(losers, published, len(winners))
 
 
-def build(options: BuildOptions, progress: Progress | None = None) -> BuildReport:
+def build(
+    options: BuildOptions,
+    progress: Progress | None = None,
+    on_wait: Callable[[], None] | None = None,
+) -> BuildReport:
     """Build the site from every log in the event-log dirs and publish it.
 
     A full build swaps a complete new site in atomically. When the published site's
     manifest matches (same sitegen, templates and options), only logs that changed
     are read again and the site is updated in place, one job directory and one
     listing file at a time, each step atomic and in an order that keeps every
-    listed job complete.
+    listed job complete. Builds into one output take turns; ``on_wait`` is called
+    when this one has to wait for another.
     """
-    with gcpause.freezer() as freeze:
+    check_paths(options)
+    with exclusive(options.output, on_wait), gcpause.freezer() as freeze:
         return _build(options, progress, freeze)
 
 
@@ -195,7 +202,6 @@ def _build(
 ) -> BuildReport:
     """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     started = time.perf_counter()
-    check_paths(options)
     if options.archive is not None:
         from sitegen.archive import check_archive_path  # tarfile and zipfile: only when asked
 
