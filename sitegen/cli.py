@@ -240,7 +240,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
         options = _options(**rest)
         serve(
             options,
-            lambda: build(options),
+            lambda: build(options, on_wait=_say_waiting),
             options.output,
             host,
             port,
