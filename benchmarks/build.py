@@ -101,7 +101,10 @@ def sitegen_reading(log_dir: Path) -> int:
     for log in discover(log_dir):
         held = hold(log.path, log.size)
         read = read_log(log.path, held)
-        manifest.digest(held) if held is not None else manifest.file_digest(log.path)
+        if held is None:
+            manifest.file_digest(log.path)
+        else:
+            manifest.digest(held)
         for _ in gzip_chunks(log.path, held):
             pass
         records += len(read.tasks)
