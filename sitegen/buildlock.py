@@ -2,9 +2,10 @@
 
 Two builds into one output (a cron job that overran, or ``sitegen serve`` and a manual
 build) would each trust the manifest they read and interleave their in-place updates,
-leaving a manifest that no longer describes the site. The lock is on the output's parent
-directory, not on a file: each full build replaces the output directory itself (so a lock
-on it would not exclude anyone), and a lock file would be a file left outside the output.
+leaving a manifest that no longer describes the site. The lock is on the directory the
+published site lives in (beside the output, or beside its symlink's target), not on a
+file: each full build replaces the output directory itself (so a lock on it would not
+exclude anyone), and a lock file would be a file left outside the output.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from sitegen.writer import published_dir
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows has no flock: builds are not serialised
@@ -24,7 +27,7 @@ except ImportError:  # pragma: no cover - Windows has no flock: builds are not s
 @contextlib.contextmanager
 def exclusive(output: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the build lock for ``output``; call ``on_wait`` first if another build holds it."""
-    parent = output.absolute().parent
+    parent = published_dir(output).absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
     if fcntl is None:
         yield

@@ -175,11 +175,18 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(rc == 0)
 
 
+def published_dir(output: Path) -> Path:
+    """Return the directory a build replaces: the output, or the one it links to."""
+    # Swapping a symlink (``/var/www/history -> /srv/history``) for the new site would turn
+    # the link into a directory and leave the old site behind where it pointed.
+    return output.resolve() if output.is_symlink() else output
+
+
 class Publication:
     """Build into a staging directory beside the output, then swap it in atomically."""
 
     def __init__(self, output: Path) -> None:
-        self.output = output
+        self.output = published_dir(output)
         self.prefix = f".{output.name}.staging-"
         self.staging = output.parent / f"{self.prefix}{os.getpid()}-{secrets.token_hex(4)}"
 

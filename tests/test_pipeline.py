@@ -176,6 +176,30 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
+def test_symlinked_output_is_published_where_it_points(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    (tmp_path / "www").mkdir()
+    link = tmp_path / "www" / "history"
+    link.symlink_to("../srv/history")  # dangling until the first build
+    real = tmp_path / "srv" / "history"
+    first = build(BuildOptions(example_logs, link))
+    victim = next(example_logs.glob("*.eventlog"))
+    victim.rename(tmp_path / victim.name)
+    incremental = build(BuildOptions(example_logs, link))
+    assert incremental.published == first.published - 1
+    clean = build(BuildOptions(example_logs, link, clean=True))
+    assert clean.published == incremental.published
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.is_dir() and not real.is_symlink()
+    # Nothing left beside the link or the site: no staging dir, no old site.
+    assert [p.name for p in (tmp_path / "www").iterdir()] == ["history"]
+    assert [p.name for p in (tmp_path / "srv").iterdir()] == ["history"]
+    direct = tmp_path / "direct"
+    build(BuildOptions(example_logs, direct))
+    assert tree(real) == tree(direct)
+
+
 def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
     """Start `sitegen build`, SIGKILL it ``delay`` seconds after its staging dir appears."""
     proc = subprocess.Popen(
