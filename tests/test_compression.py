@@ -12,6 +12,7 @@ from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification
 from sitegen.pipeline import BuildOptions, build
 from tests.logs import job_lines, write
+from tests.sitetree import tree
 
 
 def gz(data: bytes) -> bytes:
@@ -24,10 +25,6 @@ def zst(data: bytes) -> bytes:
 
 
 COMPRESSORS = {".gz": gz, ".zst": zst}
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def compressed_copy(src: Path, dst: Path, suffix: str) -> None:

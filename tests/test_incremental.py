@@ -11,12 +11,7 @@ from sitegen.eventlog import rawlog
 from sitegen.examples.generator import JobSpec, generate_job
 from sitegen.pipeline import BuildOptions, build
 from tests.logs import FAILED_JOB, job_lines, write
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
+from tests.sitetree import tree
 
 
 def assert_same_as_clean(logs: Path, incremental: Path, tmp_path: Path, name: str) -> None:

@@ -15,6 +15,7 @@ from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.model import ProblemKind
 from sitegen.pipeline import BuildOptions, BuildReport, build
 from tests.logs import job_lines, write
+from tests.sitetree import tree
 
 
 def _kinds(report: BuildReport) -> dict[str, str]:
@@ -176,9 +177,7 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
-def test_symlinked_output_is_published_where_it_points(
-    tmp_path: Path, example_logs: Path
-) -> None:
+def test_symlinked_output_is_published_where_it_points(tmp_path: Path, example_logs: Path) -> None:
     (tmp_path / "www").mkdir()
     link = tmp_path / "www" / "history"
     link.symlink_to("../srv/history")  # dangling until the first build
@@ -277,9 +276,3 @@ def test_killed_incremental_build_leaves_a_consistent_site(
     clean = tmp_path / "clean"
     build(BuildOptions(example_logs, clean))
     assert tree(out) == tree(clean)
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }

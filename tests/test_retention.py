@@ -11,12 +11,7 @@ from sitegen.examples.generator import BASE_TIME_MS
 from sitegen.pipeline import BuildOptions, build
 from sitegen.retention import parse_age
 from tests.logs import job_lines, write
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
+from tests.sitetree import tree
 
 
 def listed(site: Path) -> list[str]:
