@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from sitegen.errors import UsageError, WriteError
 from sitegen.layout import MANIFEST_NAME
+from sitegen.mounts import is_mount_point
 
 
 class SiteWriter:
@@ -183,19 +184,31 @@ def published_dir(output: Path) -> Path:
 
 
 class Publication:
-    """Build into a staging directory beside the output, then swap it in atomically."""
+    """Build into a staging directory beside the output, then swap it in atomically.
+
+    An output that is a mount point (a volume) cannot be renamed, and nothing can be
+    renamed into it from beside it: there, the staging directory goes inside the output
+    and the new site is swapped in one top-level entry at a time.
+    """
 
     def __init__(self, output: Path) -> None:
         self.output = published_dir(output)
-        self.prefix = f".{output.name}.staging-"
-        self.staging = output.parent / f"{self.prefix}{os.getpid()}-{secrets.token_hex(4)}"
+        self.inside = is_mount_point(self.output)
+        if self.inside:
+            self.prefix = ".sitegen-staging-"
+            home = self.output
+        else:
+            self.prefix = f".{self.output.name}.staging-"
+            home = self.output.parent
+        self.staging = home / f"{self.prefix}{os.getpid()}-{secrets.token_hex(4)}"
 
     def check(self) -> None:
         """Refuse outputs that are files, or directories that are not sitegen sites."""
         if self.output.exists() or self.output.is_symlink():
             if not self.output.is_dir():
                 raise UsageError("output path exists and is not a directory", self.output)
-            if any(self.output.iterdir()) and not (self.output / MANIFEST_NAME).is_file():
+            entries = (e for e in self.output.iterdir() if not e.name.startswith(self.prefix))
+            if any(entries) and not (self.output / MANIFEST_NAME).is_file():
                 raise UsageError(
                     "output dir is not empty and is not a sitegen site "
                     f"(no {MANIFEST_NAME}); refusing to replace it",
@@ -205,14 +218,14 @@ class Publication:
     def open(self) -> Path:
         """Create the staging directory and return it."""
         self.check()
-        self.output.parent.mkdir(parents=True, exist_ok=True)
+        self.staging.parent.mkdir(parents=True, exist_ok=True)
         self.sweep()
         self.staging.mkdir()
         return self.staging
 
     def sweep(self) -> None:
         """Remove staging directories left by killed builds (their process is gone)."""
-        for entry in self.output.parent.glob(self.prefix + "*"):
+        for entry in self.staging.parent.glob(self.prefix + "*"):
             pid = entry.name[len(self.prefix) :].split("-", 1)[0]
             if pid.isdigit() and not _alive(int(pid)):
                 shutil.rmtree(entry, ignore_errors=True)
@@ -255,6 +268,9 @@ class Publication:
 
     def publish(self) -> None:
         """Make the staging directory the output; a reader sees the old or the new site."""
+        if self.inside:
+            self._publish_inside()
+            return
         if not self.output.exists():
             os.rename(self.staging, self.output)
             return
@@ -266,3 +282,23 @@ class Publication:
         os.rename(self.output, old)
         os.rename(self.staging, self.output)
         shutil.rmtree(old)
+
+    def _publish_inside(self) -> None:
+        """Swap the staged site into a mount point entry by entry, the manifest last."""
+        staged = {entry.name for entry in self.staging.iterdir()}
+        trash = self.staging / f"{self.prefix}trash"
+        trash.mkdir()
+        # Job data first, then the pages that list it, then what only the old site had; the
+        # manifest goes last, so that a build killed half-way is redone by the next one.
+        for name in sorted(staged - {MANIFEST_NAME}, key=lambda n: (n not in ("api", "jobs"), n)):
+            source, target = self.staging / name, self.output / name
+            if not (target.exists() or target.is_symlink()):
+                os.rename(source, target)
+            elif not _exchange(source, target):  # else the old entry is now in the staging dir
+                os.rename(target, trash / name)
+                os.rename(source, target)
+        for entry in self.output.iterdir():
+            if entry.name not in staged and not entry.name.startswith(self.prefix):
+                os.rename(entry, trash / entry.name)
+        os.replace(self.staging / MANIFEST_NAME, self.output / MANIFEST_NAME)
+        shutil.rmtree(self.staging)
