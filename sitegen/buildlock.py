@@ -32,7 +32,11 @@ def exclusive(output: Path, on_wait: Callable[[], None] | None = None) -> Iterat
     if fcntl is None:
         yield
         return
-    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    except PermissionError:  # a directory we may write in but not list: build unlocked
+        yield
+        return
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
