@@ -180,7 +180,19 @@ def published_dir(output: Path) -> Path:
     """Return the directory a build replaces: the output, or the one it links to."""
     # Swapping a symlink (``/var/www/history -> /srv/history``) for the new site would turn
     # the link into a directory and leave the old site behind where it pointed.
-    return output.resolve() if output.is_symlink() else output
+    if output.is_symlink():
+        return output.resolve()
+    if output.name in ("", ".."):  # "." or "..": staging goes beside the directory they name
+        return Path(os.path.abspath(output))
+    return output
+
+
+def _holds_cwd(directory: Path) -> bool:
+    """Tell whether this process works inside ``directory`` (``--output .``, say)."""
+    try:
+        return Path.cwd().resolve().is_relative_to(directory.resolve())
+    except OSError:
+        return False
 
 
 class Publication:
@@ -188,12 +200,13 @@ class Publication:
 
     An output that is a mount point (a volume) cannot be renamed, and nothing can be
     renamed into it from beside it: there, the staging directory goes inside the output
-    and the new site is swapped in one top-level entry at a time.
+    and the new site is swapped in one top-level entry at a time. So it is for the
+    directory the build runs in, which swapping would leave the shell outside of.
     """
 
     def __init__(self, output: Path) -> None:
         self.output = published_dir(output)
-        self.inside = is_mount_point(self.output)
+        self.inside = is_mount_point(self.output) or _holds_cwd(self.output)
         if self.inside:
             self.prefix = ".sitegen-staging-"
             home = self.output

@@ -199,6 +199,27 @@ def test_symlinked_output_is_published_where_it_points(tmp_path: Path, example_l
     assert tree(real) == tree(direct)
 
 
+def test_output_dot_is_built_into_the_working_directory(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    inode = site.stat().st_ino
+    monkeypatch.chdir(site)
+    first = build(BuildOptions(example_logs, Path(".")))
+    victim = next(example_logs.glob("*.eventlog"))
+    victim.rename(tmp_path / victim.name)
+    assert build(BuildOptions(example_logs, Path("."))).published == first.published - 1
+    build(BuildOptions(example_logs, Path("."), title="Here"))  # a full build
+    # Still the directory the shell is in, not a new one swapped in under its name.
+    assert site.stat().st_ino == inode
+    assert not [p for p in site.iterdir() if "staging" in p.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
+    direct = tmp_path / "direct"
+    build(BuildOptions(example_logs, direct, title="Here"))
+    assert tree(site) == tree(direct)
+
+
 def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
     """Start `sitegen build`, SIGKILL it ``delay`` seconds after its staging dir appears."""
     proc = subprocess.Popen(
