@@ -27,3 +27,7 @@ class UsageError(SitegenError):
 
 class WriteError(SitegenError):
     """A write the writer refuses: outside the output, or a target written twice."""
+
+
+class PublishError(SitegenError):
+    """The system would not let the build write the site: a full disk, permissions."""

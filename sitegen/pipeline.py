@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sitegen import __version__, gcpause, manifest, urls
 from sitegen.buildlock import exclusive
 from sitegen.classify import Candidate, duplicates
-from sitegen.errors import SitegenError, UsageError
+from sitegen.errors import PublishError, SitegenError, UsageError
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME, PARTS_DIR
 from sitegen.manifest import LogEntry, LogOutcome, Manifest
@@ -193,8 +193,15 @@ def build(
     when this one has to wait for another.
     """
     check_paths(options)
-    with exclusive(options.output, on_wait), gcpause.freezer() as freeze:
-        return _build(options, progress, freeze)
+    try:
+        with exclusive(options.output, on_wait), gcpause.freezer() as freeze:
+            return _build(options, progress, freeze)
+    except OSError as exc:
+        # A full or read-only disk, or permissions: say what and where, not a traceback.
+        # The staging dir is gone by now; the published site is as it was, or (failing
+        # half-way through an in-place update) consistent, and redone by the next build.
+        where = exc.filename or options.output
+        raise PublishError(f"cannot write the site: {exc.strerror or exc}", where) from exc
 
 
 def _build(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +10,7 @@ import pytest
 from sitegen import mounts, writer
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.pipeline import BuildOptions, build
-from tests.conftest import IN_CI
+from tests.namespaces import in_mount_namespace, q, require_mounts
 from tests.sitetree import tree
 
 
@@ -57,40 +54,16 @@ def test_builds_into_a_mount_point_stay_inside_it(
     assert tree(out) == tree(direct)
 
 
-def q(path: object) -> str:
-    """Quote a path for the shell."""
-    return shlex.quote(str(path))
-
-
-def _in_mount_namespace(script: str) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` in a private mount namespace, where it may mount without side effects."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        message = "unshare (util-linux) is not installed"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    return subprocess.run(
-        [str(unshare), "--mount", "--propagation", "private", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_a_real_volume_is_published_into(tmp_path: Path, example_logs: Path) -> None:
     """Mount a tmpfs at the output in a private mount namespace and build into it."""
     out, after_update, after_full = tmp_path / "site", tmp_path / "update", tmp_path / "full"
     for directory in (out, after_update, after_full):
         directory.mkdir()
-    probe = _in_mount_namespace(f"mount -t tmpfs tmpfs {q(out)}")
-    if probe.returncode != 0:
-        # A privilege, not a package CI could install: the simulated test above still runs.
-        pytest.skip(f"this machine does not let the tests mount a tmpfs: {probe.stderr.strip()}")
+    require_mounts(out)
     victim = next(example_logs.glob("*.eventlog"))
     build_cmd = f"{q(sys.executable)} -m sitegen build --event-log-dir {q(example_logs)} "
     build_cmd += f"--output {q(out)} -q"
-    run = _in_mount_namespace(
+    run = in_mount_namespace(
         f"mount -t tmpfs tmpfs {q(out)} && {build_cmd} && {build_cmd} --clean && "
         f"mv {q(victim)} {q(tmp_path)} && {build_cmd} && cp -a {q(out)}/. {q(after_update)}/ && "
         f"{build_cmd} --title Volume && cp -a {q(out)}/. {q(after_full)}/"

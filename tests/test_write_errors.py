@@ -1,0 +1,59 @@
+"""A disk that refuses a write: one clear line, and the published site stays as it was."""
+
+from __future__ import annotations
+
+import errno
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sitegen.cli import cli
+from sitegen.writer import SiteWriter
+from tests.namespaces import in_mount_namespace, q, require_mounts
+from tests.sitetree import tree
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_site(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "site"
+    args = ["build", "--event-log-dir", str(example_logs), "--output", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    before = tree(out)
+
+    def full(self: SiteWriter, rel: object, chunks: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(SiteWriter, "write_chunks", full)
+    result = CliRunner().invoke(cli, [*args, "--title", "New"])
+    assert (result.exit_code, result.output) == (
+        1,
+        f"Error: {out}: cannot write the site: No space left on device\n",
+    )
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]
+
+
+def test_a_real_full_disk(tmp_path: Path, example_logs: Path) -> None:
+    """Build into a tmpfs with room for one site, then rebuild: a second site does not fit."""
+    disk, before, after = tmp_path / "disk", tmp_path / "before", tmp_path / "after"
+    for directory in (disk, before, after):
+        directory.mkdir()
+    require_mounts(disk)
+    site = disk / "site"
+    build = f"{q(sys.executable)} -m sitegen build --event-log-dir {q(example_logs)} "
+    build += f"--output {q(site)}"
+    run = in_mount_namespace(
+        # The example site takes about 1.6 MB of tmpfs pages.
+        f"mount -t tmpfs -o size=2500k tmpfs {q(disk)} && {build} -q && "
+        f"cp -a {q(site)}/. {q(before)}/ && "
+        f"{{ {build} --title New; echo exit=$?; }} && "
+        f"ls -A {q(disk)} && cp -a {q(site)}/. {q(after)}/"
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == f"Error: {site}: cannot write the site: No space left on device\n"
+    assert run.stdout.splitlines() == ["exit=1", "site"]  # no staging dir left behind
+    assert len(tree(before)) > 100
+    assert tree(after) == tree(before)
