@@ -116,6 +116,16 @@ def _claim(staging: Path, roots: list[str], part: Path) -> Path:
     return staging
 
 
+def _digest(log: LogFile, held: bytes | None) -> str:
+    """Return the log's SHA-256; empty when it cannot be read (the reader said why)."""
+    if held is not None:
+        return manifest.digest(held)
+    try:
+        return manifest.file_digest(log.path)
+    except OSError:  # a dangling symlink, or a log removed since it was listed
+        return ""
+
+
 def process_log(
     log: LogFile, staging: Path, part: Path, pages: PageRenderer
 ) -> tuple[LogOutcome, bool]:
@@ -127,7 +137,7 @@ def process_log(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256=manifest.file_digest(log.path) if held is None else manifest.digest(held),
+        sha256=_digest(log, held),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:

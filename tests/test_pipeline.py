@@ -137,6 +137,23 @@ def test_mismatched_file_name_publishes_under_job_end_id(tmp_path: Path) -> None
     assert _kinds(report) == {"renamed.eventlog": "id-mismatch"}
 
 
+def test_logs_that_cannot_be_opened_are_problems(tmp_path: Path, example_logs: Path) -> None:
+    (example_logs / "dangling.eventlog").symlink_to("removed-since.eventlog")
+    (example_logs / "loop.eventlog").symlink_to("loop.eventlog")
+    os.mkfifo(example_logs / "fifo.eventlog")  # not a regular file: never opened (it would block)
+    (example_logs / "dir.eventlog").mkdir()
+    out = tmp_path / "site"
+    report = build(BuildOptions(example_logs, out))
+    assert report.published == 12
+    unreadable = {p.file: p.message for p in report.problems if p.kind == "unreadable"}
+    assert unreadable == {
+        "dangling.eventlog": "No such file or directory",
+        "loop.eventlog": "Too many levels of symbolic links",
+    }
+    again = build(BuildOptions(example_logs, out))
+    assert again.up_to_date and len(again.problems) == len(report.problems)
+
+
 def test_logs_are_never_modified(tmp_path: Path, example_logs: Path) -> None:
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in example_logs.iterdir()}
     build(BuildOptions(example_logs, tmp_path / "site"))
