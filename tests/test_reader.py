@@ -190,6 +190,21 @@ def test_held_bytes_read_as_the_file(tmp_path: Path) -> None:
     assert b"".join(rawlog.gzip_chunks(path, held)) == b"".join(rawlog.gzip_chunks(path))
 
 
+def test_streamed_logs_share_repeated_task_strings(tmp_path: Path) -> None:
+    path = write(tmp_path / "big.eventlog", job_lines("big", stages=3, tasks_per_stage=40))
+    streamed = read_log(path)  # as a log too big to hold is read
+    held = read_log(path, path.read_bytes())
+    assert streamed == held
+    for read, shared in ((streamed, True), (held, False)):
+        executors = {id(t.executor_id) for t in read.tasks}
+        statuses = {id(t.status) for t in read.tasks if isinstance(t.status, str)}
+        names = {t.executor_id for t in read.tasks}
+        assert len(read.tasks) >= 120 and 1 < len(names) < 10
+        # Streamed: one string object per distinct value; held: one per record, as decoded.
+        assert (len(executors) == len(names)) is shared
+        assert (len(statuses) <= 3) is shared
+
+
 def test_large_and_compressed_logs_are_streamed_not_held(tmp_path: Path) -> None:
     plain = write(tmp_path / "a.eventlog", job_lines("a"))
     assert rawlog.hold(plain, rawlog.HOLD_LIMIT + 1) is None

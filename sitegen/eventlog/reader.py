@@ -70,17 +70,30 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
     tasks = result.tasks
     decode_task = schema.TASK_END_RECORD_DECODER.decode
     decode_envelope = schema.ENVELOPE_DECODER.decode
+    # Executor ids and statuses: a handful of values repeated in every TaskEnd. In a log too
+    # big to hold (the streamed ones), sharing one string each as soon as a record is
+    # decoded keeps 100 bytes a task off the peak: 100 MB at 800,000 tasks. In small logs
+    # it would only cost time (a quarter of the reading).
+    sharing = held is None
+    shared: dict[str, str] = {}
+    share = shared.setdefault
     try:
         with open_log(path) if held is None else io.BytesIO(held) as stream:
             for lineno, line in enumerate(stream, 1):
                 # Fast path: TaskEnd is nearly every line; decode it in one pass.
                 if line.startswith(TASK_END_PREFIX):
                     try:
-                        tasks.append(decode_task(line).data)
-                        records += 1
-                        continue
+                        task = decode_task(line).data
                     except msgspec.DecodeError:
                         pass  # cut off, or an unexpected shape: the general path decides
+                    else:
+                        if sharing:
+                            task.executor_id = share(task.executor_id, task.executor_id)
+                            if task.status.__class__ is str:
+                                task.status = share(task.status, task.status)
+                        tasks.append(task)
+                        records += 1
+                        continue
                 elif line.startswith(JOB_END_PREFIX):
                     # Decoded in one pass, not as an envelope and then its data again.
                     try:
