@@ -30,4 +30,4 @@ class WriteError(SitegenError):
 
 
 class PublishError(SitegenError):
-    """The system would not let the build write the site: a full disk, permissions."""
+    """The system stopped the build: a full or read-only disk, a permission."""

@@ -201,7 +201,7 @@ def build(
         # The staging dir is gone by now; the published site is as it was, or (failing
         # half-way through an in-place update) consistent, and redone by the next build.
         where = exc.filename or options.output
-        raise PublishError(f"cannot write the site: {exc.strerror or exc}", where) from exc
+        raise PublishError(f"the build stopped: {exc.strerror or exc}", where) from exc
 
 
 def _build(

@@ -30,7 +30,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_site(
     result = CliRunner().invoke(cli, [*args, "--title", "New"])
     assert (result.exit_code, result.output) == (
         1,
-        f"Error: {out}: cannot write the site: No space left on device\n",
+        f"Error: {out}: the build stopped: No space left on device\n",
     )
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]
@@ -53,7 +53,7 @@ def test_a_real_full_disk(tmp_path: Path, example_logs: Path) -> None:
         f"ls -A {q(disk)} && cp -a {q(site)}/. {q(after)}/"
     )
     assert run.returncode == 0, run.stderr
-    assert run.stderr == f"Error: {site}: cannot write the site: No space left on device\n"
+    assert run.stderr == f"Error: {site}: the build stopped: No space left on device\n"
     assert run.stdout.splitlines() == ["exit=1", "site"]  # no staging dir left behind
     assert len(tree(before)) > 100
     assert tree(after) == tree(before)
