@@ -101,10 +101,7 @@ def sitegen_reading(log_dir: Path) -> int:
     for log in discover(log_dir):
         held = hold(log.path, log.size)
         read = read_log(log.path, held)
-        if held is None:
-            manifest.file_digest(log.path)
-        else:
-            manifest.digest(held)
+        manifest.log_digest(log.path, held)
         for _ in gzip_chunks(log.path, held):
             pass
         records += len(read.tasks)

@@ -55,15 +55,15 @@ class Manifest(msgspec.Struct):
     site_files: list[str] = msgspec.field(default_factory=list)
 
 
-def digest(data: bytes) -> str:
-    """Return the SHA-256 of bytes in memory (a log's, as ``file_digest`` would)."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def file_digest(path: Path) -> str:
-    """Return the SHA-256 of a file's bytes."""
-    with path.open("rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+def log_digest(path: Path, held: bytes | None = None) -> str:
+    """Return a log's SHA-256, from its bytes if held; empty when it cannot be read."""
+    if held is not None:
+        return hashlib.sha256(held).hexdigest()
+    try:
+        with path.open("rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:  # a dangling symlink, or a log removed since it was listed: the reader
+        return ""  # says why, and a log that can be read again no longer matches ""
 
 
 def _hash_tree(h: Any, root: Path) -> None:

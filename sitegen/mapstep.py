@@ -116,16 +116,6 @@ def _claim(staging: Path, roots: list[str], part: Path) -> Path:
     return staging
 
 
-def _digest(log: LogFile, held: bytes | None) -> str:
-    """Return the log's SHA-256; empty when it cannot be read (the reader said why)."""
-    if held is not None:
-        return manifest.digest(held)
-    try:
-        return manifest.file_digest(log.path)
-    except OSError:  # a dangling symlink, or a log removed since it was listed
-        return ""
-
-
 def process_log(
     log: LogFile, staging: Path, part: Path, pages: PageRenderer
 ) -> tuple[LogOutcome, bool]:
@@ -137,7 +127,7 @@ def process_log(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256=_digest(log, held),
+        sha256=manifest.log_digest(log.path, held),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:

@@ -146,7 +146,7 @@ def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
     if entry.mtime_ns == log.mtime_ns:
         return entry
     # Touched (copied, restored) but maybe not changed: the content hash decides.
-    if entry.outcome.sha256 == manifest.file_digest(log.path):
+    if entry.outcome.sha256 == manifest.log_digest(log.path):
         return entry
     return None
 
