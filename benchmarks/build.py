@@ -29,18 +29,18 @@ from unittest import mock
 import msgspec
 
 import sitegen
-from sitegen import manifest
+from sitegen.builder import manifest
+from sitegen.builder.mapstep import process_log, root_parents
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.schema import Envelope, TaskEnd
 from sitegen.examples.generator import JobSpec, write_corpus, write_log
-from sitegen.fragments import Fragment
-from sitegen.jobpage import StageInfo, TaskTable
 from sitegen.layout import PARTS_DIR
-from sitegen.mapstep import process_log, root_parents
-from sitegen.pages import PageRenderer
-from sitegen.payload import Stage, TaskSummary
+from sitegen.render.fragments import Fragment
+from sitegen.render.jobpage import StageInfo, TaskTable
+from sitegen.render.pages import PageRenderer
+from sitegen.render.payload import Stage, TaskSummary
 from sitegen.svg import timeline
 
 # The per-cell template loop the issue measured at about 33k rows/s, for comparison: the

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.examples import EXAMPLE_LOG_DIR
-from sitegen.pipeline import BuildOptions, build
 
 JOB = "Ca05RFR"  # the failed example job: shows the failure box, DAG, stages and timeline
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]

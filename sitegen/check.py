@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen.classify import Candidate, duplicates, judge
+from sitegen.builder.parallel import pool_map
+from sitegen.eventlog.classify import Candidate, duplicates, judge
 from sitegen.eventlog.discover import LogFile, discover_all
 from sitegen.model import Classification, Problem, ProblemKind
-from sitegen.parallel import pool_map
 
 # How much each kind of problem weighs. Errors make the check fail: the log is damaged,
 # newer than this sitegen, or cannot be published. A warning still publishes (under the

@@ -15,7 +15,7 @@ from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import DEFAULT_TITLE
 
 if TYPE_CHECKING:
-    from sitegen.pipeline import BuildOptions
+    from sitegen.builder.pipeline import BuildOptions
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -30,7 +30,7 @@ class BaseUrl(click.ParamType):  # type: ignore[type-arg]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         """Check and normalise the value (bad values are usage errors, exit 2)."""
-        from sitegen.urls import base_url
+        from sitegen.render.urls import base_url
 
         try:
             return base_url(str(value))
@@ -149,7 +149,7 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
 
 def _options(event_log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
     """Turn CLI values into the core's options object."""
-    from sitegen.pipeline import BuildOptions
+    from sitegen.builder.pipeline import BuildOptions
 
     return BuildOptions(log_dirs=event_log_dirs or (EXAMPLE_LOG_DIR,), **rest)
 
@@ -189,9 +189,9 @@ def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
         sitegen build --event-log-dir logs --output site --archive site.tar.gz
         sitegen build --pages runbooks/ --templates my-theme/ --title "Prod history"
     """
-    from sitegen.pipeline import build
-    from sitegen.progress import ProgressBar
-    from sitegen.report import summary_json, summary_lines
+    from sitegen.builder.pipeline import build
+    from sitegen.builder.progress import ProgressBar
+    from sitegen.builder.report import summary_json, summary_lines
 
     try:
         options = _options(**rest)
@@ -226,9 +226,9 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     """
     from urllib.parse import urlsplit
 
-    from sitegen.pipeline import BuildReport, build
-    from sitegen.report import summary_lines
-    from sitegen.serve import serve
+    from sitegen.builder.pipeline import BuildReport, build
+    from sitegen.builder.report import summary_lines
+    from sitegen.serve.server import serve
 
     def on_build(report: object | None, error: str | None) -> None:
         if error is not None:
@@ -269,8 +269,8 @@ def check_command(event_log_dirs: tuple[Path, ...], workers: int | None, fmt: st
     Example:
         sitegen check --event-log-dir /var/log/ballista --format json
     """
+    from sitegen.builder.report import check_json, check_lines
     from sitegen.check import check
-    from sitegen.report import check_json, check_lines
 
     try:
         report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers)
@@ -293,7 +293,7 @@ def host_config_command(server: str, root: Path, listen: str) -> None:
     Example:
         sitegen host-config nginx --root /srv/history > /etc/nginx/conf.d/history.conf
     """
-    from sitegen import hosting
+    from sitegen.publish import hosting
 
     render = hosting.nginx if server == "nginx" else hosting.caddy
     click.echo(render(root.resolve(), listen), nl=False)

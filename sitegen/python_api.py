@@ -6,8 +6,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from sitegen.pipeline import BuildOptions, BuildReport
-from sitegen.pipeline import build as build_site
+from sitegen.builder.pipeline import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build as build_site
 
 
 def build(

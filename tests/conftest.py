@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.examples import EXAMPLE_LOG_DIR
-from sitegen.pipeline import BuildOptions, BuildReport, build
 
 # Builds are reproducible: the metrics' build timestamp follows SOURCE_DATE_EPOCH.
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")

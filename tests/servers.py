@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen import hosting
+from sitegen.publish import hosting
 
 
 def free_port() -> int:

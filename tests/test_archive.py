@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen import archive as archive_module
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.cli import cli
 from sitegen.errors import SitegenError, UsageError
-from sitegen.pipeline import BuildOptions, build
+from sitegen.publish import archive as archive_module
 from tests.endpoints import endpoints
 from tests.logs import job_lines, write
 from tests.servers import Response, get, http_server

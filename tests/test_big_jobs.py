@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from sitegen import urls
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.examples.generator import JobSpec, write_log
-from sitegen.jobpage import FAILURES_SHOWN, TIMELINE_BARS
-from sitegen.pipeline import BuildOptions, build
+from sitegen.render import urls
+from sitegen.render.jobpage import FAILURES_SHOWN, TIMELINE_BARS
 from sitegen.svg import timeline
 from tests.sitecheck import broken_links
 

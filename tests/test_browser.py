@@ -16,9 +16,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
-from sitegen.formatting import timestamp
-from sitegen.pipeline import BuildOptions, BuildReport, build
+from sitegen.render.formatting import timestamp
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server, nginx

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from sitegen.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 
 
 @contextlib.contextmanager

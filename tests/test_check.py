@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.check import SEVERITY, check
 from sitegen.cli import cli
 from sitegen.model import ProblemKind
-from sitegen.pipeline import BuildOptions, build
 from tests.logs import job_lines, record, write
 
 

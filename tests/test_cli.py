@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from sitegen import __version__
+from sitegen.builder.pipeline import BuildReport
 from sitegen.cli import cli
-from sitegen.pipeline import BuildReport
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -156,7 +156,7 @@ def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("Published 12 jobs from 14 logs to site ")
     installed = subprocess.run(
-        [py, "-c", "import sitegen.templates as t; print(t.default_template_dir())"],
+        [py, "-c", "import sitegen.render.templates as t; print(t.default_template_dir())"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

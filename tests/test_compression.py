@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.eventlog.discover import discover, split_name
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification
-from sitegen.pipeline import BuildOptions, build
 from tests.logs import job_lines, write
 from tests.sitetree import tree
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sitegen import formatting as f
+from sitegen.render import formatting as f
 
 
 @pytest.mark.parametrize(

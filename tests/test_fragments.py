@@ -3,7 +3,7 @@ from __future__ import annotations
 import jinja2
 from markupsafe import Markup
 
-from sitegen.fragments import Fragment, Splicer
+from sitegen.render.fragments import Fragment, Splicer
 
 
 def _render(source: str, **context: object) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import gc
 
-from sitegen import gcpause
+from sitegen.builder import gcpause
 
 
 def test_paused_restores_the_collector_as_it_was() -> None:

@@ -12,8 +12,8 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 import pytest
 
-from sitegen.hosting import HIDDEN
-from sitegen.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.publish.hosting import HIDDEN
 from tests.conftest import require
 from tests.endpoints import endpoints
 from tests.logs import job_lines, write

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sitegen import manifest
+from sitegen.builder import manifest
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import JobSpec, generate_job
-from sitegen.pipeline import BuildOptions, build
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
 
@@ -98,7 +98,7 @@ def test_changed_template_rebuilds_everything_as_clean(tmp_path: Path, example_l
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site, templates_dir=theme))
     assert build(BuildOptions(example_logs, site, templates_dir=theme)).up_to_date
-    from sitegen.templates import default_template_dir
+    from sitegen.render.templates import default_template_dir
 
     shipped = (default_template_dir() / "404.html").read_text()
     (theme / "404.html").write_text(shipped.replace("Not found", "Nothing here"))

@@ -6,8 +6,8 @@ from urllib.parse import quote
 import pytest
 from sitecheck import broken_links, html_pages, parse
 
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
-from sitegen.pipeline import BuildOptions, BuildReport, build
 
 ODD_IDS = ["with space", "100%", "a%2Fb", "hash#tag", "what?now", "c++", "naïve-日本", "x&y<z>"]
 

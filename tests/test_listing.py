@@ -6,11 +6,11 @@ from pathlib import PurePosixPath
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sitegen import urls
-from sitegen.links import Linker
-from sitegen.listing import find_index, job_rows
 from sitegen.model import JobSummary
-from sitegen.pages import PageRenderer
+from sitegen.render import urls
+from sitegen.render.links import Linker
+from sitegen.render.listing import find_index, job_rows
+from sitegen.render.pages import PageRenderer
 
 # The loop jobs.html rendered before the rows were built in Python: the reference bytes.
 TEMPLATE_LOOP = """\

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen import mounts, writer
+from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.layout import DEFAULT_TITLE
-from sitegen.pipeline import BuildOptions, build
+from sitegen.publish import mounts, writer
 from tests.namespaces import in_mount_namespace, q, require_mounts
 from tests.sitetree import tree
 

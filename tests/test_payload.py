@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import msgspec
 
-from sitegen import payload
+from sitegen.render import payload
 
 
 def test_stages_tolerate_old_new_and_unknown_shapes() -> None:

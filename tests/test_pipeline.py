@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.model import ProblemKind
-from sitegen.pipeline import BuildOptions, BuildReport, build
 from tests.logs import job_lines, write
 from tests.sitetree import tree
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.retention import parse_age
 from sitegen.errors import UsageError
 from sitegen.examples.generator import BASE_TIME_MS
-from sitegen.pipeline import BuildOptions, build
-from sitegen.retention import parse_age
 from tests.logs import job_lines, write
 from tests.sitetree import tree
 

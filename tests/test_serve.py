@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from sitegen import serve as serve_module
-from sitegen.pipeline import BuildOptions, build
-from sitegen.serve import serve
+from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.serve import server as serve_module
+from sitegen.serve.server import serve
 from tests.logs import job_lines, write
 from tests.servers import free_port, get, wait_for_port
 

@@ -6,11 +6,11 @@ import jinja2
 import pytest
 from click.testing import CliRunner
 
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
-from sitegen.pages import PageRenderer
-from sitegen.pipeline import BuildOptions, BuildReport, build
-from sitegen.templates import default_template_dir
+from sitegen.render.pages import PageRenderer
+from sitegen.render.templates import default_template_dir
 from tests.logs import FAILED_JOB
 
 
@@ -132,7 +132,7 @@ def test_cli_default_title_is_the_renderers() -> None:
     import inspect
 
     from sitegen.cli import cli
-    from sitegen.pages import PageRenderer
+    from sitegen.render.pages import PageRenderer
 
     (title,) = (p for p in cli.commands["build"].params if p.name == "title")
     assert title.default == inspect.signature(PageRenderer).parameters["title"].default

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from sitegen import urls
-from sitegen.links import Linker
+from sitegen.render import urls
+from sitegen.render.links import Linker
 
 
 def test_links_are_relative_and_encoded() -> None:

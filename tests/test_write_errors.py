@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.cli import cli
-from sitegen.writer import SiteWriter
+from sitegen.publish.writer import SiteWriter
 from tests.namespaces import in_mount_namespace, q, require_mounts
 from tests.sitetree import tree
 

@@ -5,7 +5,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from sitegen.errors import WriteError
-from sitegen.writer import SiteWriter
+from sitegen.publish.writer import SiteWriter
 
 
 def test_paths_are_normalised_like_pure_posix_paths(tmp_path: Path) -> None:

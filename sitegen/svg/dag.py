@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from sitegen.dotgraph import JobGraph, StageGraph
+from sitegen.svg.dotgraph import JobGraph, StageGraph
 from sitegen.svg.layered import Box, Layout, layered, path_data, topological_order
 from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, esc, num, status_class
 

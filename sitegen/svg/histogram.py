@@ -8,7 +8,7 @@ from collections import Counter
 from itertools import repeat
 from operator import sub, truediv
 
-from sitegen.formatting import duration
+from sitegen.render.formatting import duration
 from sitegen.svg.text import esc, num
 
 WIDTH = 600.0

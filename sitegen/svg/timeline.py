@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import DURATIONS, Memo, duration
-from sitegen.payload import task_status
+from sitegen.render.formatting import DURATIONS, Memo, duration
+from sitegen.render.payload import task_status
 from sitegen.svg.text import clip, esc, num
 
 WIDTH = 1000.0

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from sitegen.errors import UsageError, WriteError
 from sitegen.layout import MANIFEST_NAME
-from sitegen.mounts import is_mount_point
+from sitegen.publish.mounts import is_mount_point
 
 
 class SiteWriter:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from sitegen import urls
+from sitegen.render import urls
 
 
 class Linker:

@@ -10,21 +10,21 @@ from pathlib import PurePosixPath
 
 from markupsafe import Markup
 
-from sitegen import dotgraph, payload, urls
-from sitegen.api import job_endpoints
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.formatting import (
+from sitegen.model import JobSummary, is_failed
+from sitegen.render import payload, urls
+from sitegen.render.api import job_endpoints
+from sitegen.render.formatting import (
     DURATIONS,
     MILLIS,
     NONE,
     SECONDS,
     Memo,
 )
-from sitegen.fragments import Fragment
-from sitegen.links import Linker
-from sitegen.model import JobSummary, is_failed
-from sitegen.svg import dag, histogram, timeline
+from sitegen.render.fragments import Fragment
+from sitegen.render.links import Linker
+from sitegen.svg import dag, dotgraph, histogram, timeline
 from sitegen.svg.text import esc, status_class
 
 # A timeline of 800,000 bars is a 90 MB picture no browser shows: beyond this many task

@@ -11,22 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen import __version__, gcpause, manifest, urls
-from sitegen.buildlock import exclusive
-from sitegen.classify import Candidate, duplicates
+from sitegen import __version__
+from sitegen.builder import gcpause, manifest
+from sitegen.builder.manifest import LogEntry, LogOutcome, Manifest
+from sitegen.builder.notes import NoteIndex, notes_dirs
+from sitegen.builder.retention import parse_age, retained
 from sitegen.errors import PublishError, SitegenError, UsageError
+from sitegen.eventlog.classify import Candidate, duplicates
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME, PARTS_DIR
-from sitegen.manifest import LogEntry, LogOutcome, Manifest
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
-from sitegen.notes import NoteIndex, notes_dirs
-from sitegen.retention import parse_age, retained
-from sitegen.templates import template_sources
-from sitegen.writer import Publication, SiteWriter
+from sitegen.publish.buildlock import exclusive
+from sitegen.publish.writer import Publication, SiteWriter
+from sitegen.render import urls
+from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
-    from sitegen.archive import ArchiveResult
-    from sitegen.mapstep import Progress
+    from sitegen.builder.mapstep import Progress
+    from sitegen.publish.archive import ArchiveResult
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,9 @@ def _build(
     """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     started = time.perf_counter()
     if options.archive is not None:
-        from sitegen.archive import check_archive_path  # tarfile and zipfile: only when asked
+        from sitegen.publish.archive import (
+            check_archive_path,  # tarfile and zipfile: only when asked
+        )
 
         check_archive_path(options.archive, options.output, options.dirs)
     logs = discover_all(options.dirs)
@@ -249,9 +253,10 @@ def _build(
     # What the published site holds, taken before reused entries are updated below.
     old_roots = _roots(old.logs.values()) if old else set()
     # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
-    from sitegen import api, hosting
-    from sitegen.mapstep import map_logs, root_parents
-    from sitegen.pages import PageRenderer
+    from sitegen.builder.mapstep import map_logs, root_parents
+    from sitegen.publish import hosting
+    from sitegen.render import api
+    from sitegen.render.pages import PageRenderer
 
     pages = PageRenderer(
         options.templates_dir,
@@ -345,7 +350,7 @@ def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
     """Pack the published site when asked (the published directory is what gets packed)."""
     if options.archive is None:
         return None
-    from sitegen.archive import write_archive
+    from sitegen.publish.archive import write_archive
 
     try:
         return write_archive(options.output, options.archive, int(stamp))

@@ -10,7 +10,7 @@ from sitegen.model import Problem, ProblemKind
 
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
-    from sitegen.pipeline import BuildReport
+    from sitegen.builder.pipeline import BuildReport
 
 
 def _where(p: Problem) -> str:

@@ -10,18 +10,19 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from sitegen import api, manifest, urls
-from sitegen.classify import judge
+from sitegen.builder import manifest
+from sitegen.builder.manifest import LogOutcome
+from sitegen.builder.notes import read_note
+from sitegen.builder.parallel import pool_map
+from sitegen.eventlog.classify import judge
 from sitegen.eventlog.discover import LogFile
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import LogRead, read_log
 from sitegen.layout import PARTS_DIR, job_root
-from sitegen.manifest import LogOutcome
 from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
-from sitegen.notes import read_note
-from sitegen.pages import PageRenderer
-from sitegen.parallel import pool_map
-from sitegen.writer import SiteWriter
+from sitegen.publish.writer import SiteWriter
+from sitegen.render import api, urls
+from sitegen.render.pages import PageRenderer
 
 
 class Progress(Protocol):

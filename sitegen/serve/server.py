@@ -22,9 +22,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from sitegen.errors import SitegenError, UsageError
-from sitegen.hosting import HIDDEN
 from sitegen.layout import CONTENT_TYPES, files_for, match
-from sitegen.templates import default_template_dir
+from sitegen.publish.hosting import HIDDEN
+from sitegen.render.templates import default_template_dir
 
 RELOAD_PREFIX = "/__sitegen/"
 RELOAD_SCRIPT = f'<script src="{RELOAD_PREFIX}livereload.js"></script>'.encode()

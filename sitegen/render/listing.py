@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import orjson
 
-from sitegen.formatting import DURATIONS, number, timestamps
-from sitegen.fragments import Fragment
-from sitegen.links import Linker
 from sitegen.model import JobSummary
+from sitegen.render.formatting import DURATIONS, number, timestamps
+from sitegen.render.fragments import Fragment
+from sitegen.render.links import Linker
 from sitegen.svg.text import status_class
 
 _NO_DURATION = '<td class="num">—</td>'

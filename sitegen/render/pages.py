@@ -11,21 +11,21 @@ from typing import Any
 
 import jinja2
 
-from sitegen import cells, formatting, urls
+from sitegen.builder.notes import Note
 from sitegen.eventlog.reader import LogRead
-from sitegen.fragments import Fragment, Splicer
-from sitegen.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.layout import DEFAULT_TITLE
-from sitegen.links import Linker
-from sitegen.listing import find_index, job_rows
-from sitegen.markdown_pages import OperatorPage, discover_pages
-from sitegen.markdown_pages import render as render_md
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
-from sitegen.notes import Note
-from sitegen.payload import PERCENTILE_KEYS
+from sitegen.publish.writer import SiteWriter
+from sitegen.render import cells, formatting, urls
+from sitegen.render.fragments import Fragment, Splicer
+from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
+from sitegen.render.links import Linker
+from sitegen.render.listing import find_index, job_rows
+from sitegen.render.markdown_pages import OperatorPage, discover_pages
+from sitegen.render.markdown_pages import render as render_md
+from sitegen.render.payload import PERCENTILE_KEYS
+from sitegen.render.templates import default_template_dir, environment
 from sitegen.svg.text import status_class
-from sitegen.templates import default_template_dir, environment
-from sitegen.writer import SiteWriter
 
 JOBS_PER_EXECUTOR = 50
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from sitegen.formatting import NONE, duration, number, rows, timestamps
-from sitegen.payload import Percentiles
+from sitegen.render.formatting import NONE, duration, number, rows, timestamps
+from sitegen.render.payload import Percentiles
 from sitegen.svg.text import status_class
 
 _EMPTY = Markup(f'<td class="num">{NONE}</td>')

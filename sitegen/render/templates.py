@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import jinja2
 
-PACKAGE_TEMPLATES = Path(__file__).parent / "templates"  # inside an installed wheel
-SOURCE_TEMPLATES = Path(__file__).parent.parent / "templates"  # a source checkout
+_PACKAGE = Path(__file__).parent.parent
+PACKAGE_TEMPLATES = _PACKAGE / "templates"  # inside an installed wheel
+SOURCE_TEMPLATES = _PACKAGE.parent / "templates"  # a source checkout
 
 
 def default_template_dir() -> Path:

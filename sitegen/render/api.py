@@ -8,11 +8,12 @@ from pathlib import PurePosixPath
 
 import msgspec
 
-from sitegen import __version__, dot
+from sitegen import __version__
 from sitegen.eventlog import schema
-from sitegen.htmlsafe import json_for_html, text_for_html
 from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Body, Endpoint, endpoint_file, html_copy
 from sitegen.model import JobSummary, Problem, newest_first
+from sitegen.render import dot
+from sitegen.render.htmlsafe import json_for_html, text_for_html
 
 ApiFile = tuple[PurePosixPath, bytes]
 _encode = msgspec.json.Encoder().encode

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sitegen.writer import published_dir
+from sitegen.publish.writer import published_dir
 
 try:
     import fcntl

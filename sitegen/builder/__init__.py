@@ -1,0 +1,1 @@
+"""Build a site: map each log to its files, reduce them into the listings, plan what changed."""

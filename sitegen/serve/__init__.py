@@ -1,0 +1,1 @@
+"""``sitegen serve``: a preview server with live reload."""
