@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.builder.pipeline import BuildOptions, build
-from sitegen.check import SEVERITY, check
+from sitegen.check import check
 from sitegen.cli import cli
-from sitegen.model import ProblemKind
+from sitegen.model import SEVERITY, ProblemKind
 from tests.logs import job_lines, record, write
 
 

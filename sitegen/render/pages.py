@@ -25,6 +25,7 @@ from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.payload import PERCENTILE_KEYS
 from sitegen.render.templates import default_template_dir, environment
+from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 
 JOBS_PER_EXECUTOR = 50
@@ -131,13 +132,16 @@ class PageRenderer:
             lane_id=urls.lane_anchor,
             num_cell=cells.num_cell,
             badge=cells.badge,
+            problem_badge=cells.problem_badge,
             time_tag=cells.time_tag,
             rows_cell=cells.rows_cell,
             duration_cell=cells.duration_cell,
             rows_cells=cells.rows_cells,
             duration_cells=cells.duration_cells,
         )
-        env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
+        env.globals.update(
+            urls=urls, zip=zip, pkeys=PERCENTILE_KEYS, stage_colours=timeline.COLOURS
+        )
         return env
 
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:

@@ -10,8 +10,9 @@ from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render.formatting import DURATIONS, Memo, duration
+from sitegen.render.htmlsafe import esc
 from sitegen.render.payload import task_status
-from sitegen.svg.text import clip, esc, num
+from sitegen.svg.text import clip, num
 
 WIDTH = 1000.0
 GUTTER = 150.0
