@@ -182,9 +182,13 @@ class PageRenderer:
             fragments,
         )
 
-    def job_roots(self, job_id: str) -> list[str]:
+    def job_dirs(self, job_id: str) -> list[str]:
         """Return the directories a job's pages live in (moved into place as a unit)."""
-        return [str(urls.job_root(job_id))]
+        return [str(urls.job_pages_dir(job_id))]
+
+    def job_dirs_parents(self) -> list[str]:
+        """Return the directories every job's ``job_dirs`` live in (made before the map)."""
+        return [urls.JOBS_DIR]
 
     def job_pages(
         self, writer: SiteWriter, read: LogRead, summary: JobSummary, note: Note | None = None
