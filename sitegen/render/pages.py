@@ -24,7 +24,7 @@ from sitegen.render.listing import find_index, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.payload import PERCENTILE_KEYS
-from sitegen.render.templates import default_template_dir, environment
+from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 
@@ -115,7 +115,10 @@ class PageRenderer:
     def warm(self) -> None:
         """Compile the per-job templates now, so forked workers inherit them compiled."""
         for name in ("job.html", "stage.html"):
-            self.env.get_template(name)
+            try:
+                self.env.get_template(name)
+            except (jinja2.TemplateError, RecursionError) as exc:
+                raise template_error(exc, name, self.template_dir) from exc
 
     def _build_env(self) -> jinja2.Environment:
         """Build the Jinja environment with the formatting filters."""
@@ -169,18 +172,22 @@ class PageRenderer:
         Links in it are relative to ``page``, or absolute from ``root`` when given.
         """
         link = Linker(page, root)
-        compiled = self.env.get_template(template)
-        return self._splice(
-            lambda: compiled.render(
-                u=link,
-                root=link.root,
-                site_title=self.title,
-                robots=self.robots,
-                nav=self.nav(link),
-                **context,
-            ),
-            fragments,
-        )
+        try:
+            compiled = self.env.get_template(template)
+            return self._splice(
+                lambda: compiled.render(
+                    u=link,
+                    root=link.root,
+                    site_title=self.title,
+                    robots=self.robots,
+                    nav=self.nav(link),
+                    **context,
+                ),
+                fragments,
+            )
+        except (jinja2.TemplateError, RecursionError) as exc:
+            # One line naming the template and its line, not a traceback through Jinja.
+            raise template_error(exc, template, self.template_dir) from exc
 
     def job_dirs(self, job_id: str) -> list[str]:
         """Return the directories a job's pages live in (moved into place as a unit)."""
