@@ -36,6 +36,7 @@ class ProblemKind(enum.StrEnum):
     UNSAFE_ID = "unsafe-id"
     DUPLICATE_ID = "duplicate-id"
     ID_MISMATCH = "id-mismatch"
+    UNREADABLE_NOTE = "unreadable-note"
 
 
 class Severity(enum.StrEnum):
@@ -47,8 +48,9 @@ class Severity(enum.StrEnum):
 
 
 # The one severity policy. An error: the log is damaged, newer than this sitegen, or cannot
-# be published. A warning still publishes the job (under the JobEnd id). A running or
-# abandoned log is no damage: it is noted, and publishes once it ends.
+# be published. A warning still publishes the job (under the JobEnd id; without the note
+# that could not be read). A running or abandoned log is no damage: it is noted, and
+# publishes once it ends.
 SEVERITY = {
     ProblemKind.NEWER_VERSION: Severity.ERROR,
     ProblemKind.MALFORMED: Severity.ERROR,
@@ -57,6 +59,7 @@ SEVERITY = {
     ProblemKind.UNSAFE_ID: Severity.ERROR,
     ProblemKind.DUPLICATE_ID: Severity.ERROR,
     ProblemKind.ID_MISMATCH: Severity.WARNING,
+    ProblemKind.UNREADABLE_NOTE: Severity.WARNING,
     ProblemKind.INCOMPLETE: Severity.NOTE,
 }
 

@@ -148,6 +148,10 @@ def process_log(
     held = None  # the pages need only what was read from it
     note = read_note(pages.notes_dirs, job_id)
     outcome.note_sha256 = note.sha256 if note else ""
+    found = note.as_problem(job_id) if note else None
+    if found is not None:
+        outcome.problems = [*outcome.problems, found]
+        note = None
     pages.job_pages(writer, read, summary, note)
     outcome.summary = summary
     outcome.roots = roots
