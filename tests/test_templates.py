@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
@@ -204,3 +205,19 @@ def test_a_template_error_in_a_worker_process_reads_the_same(tmp_path: Path) -> 
     result = CliRunner().invoke(cli, [*args, "--templates", str(theme), "-q", "--workers", "2"])
     assert result.exit_code == 1
     assert result.output == f"Error: {theme}/job.html:1: template error: 'nope' is undefined\n"
+
+
+def test_the_documented_banner_override_adds_a_banner_and_changes_nothing_else(
+    tmp_path: Path,
+) -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "code-layout.md").read_text()
+    (banner,) = re.findall(r"^```jinja\n(.*?)^```", doc, flags=re.M | re.S)
+    result = _build_with(tmp_path, {"base.html": banner})
+    assert result.exit_code == 0, result.output
+    plain = tmp_path / "plain"
+    build(BuildOptions(tmp_path / "logs", plain, workers=1))
+    line = '<p class="banner">Staging cluster: jobs older than 30 days are removed.</p>\n'
+    for page in ("index.html", f"jobs/{FAILED_JOB}/index.html", "problems/index.html"):
+        themed = (tmp_path / "site" / page).read_text()
+        assert f'<body>\n{line}<header class="site">' in themed
+        assert themed.replace(line, "") == (plain / page).read_text()
