@@ -10,27 +10,7 @@ from pathlib import Path
 from sitegen.builder.parallel import pool_map
 from sitegen.eventlog.classify import Candidate, duplicates, judge
 from sitegen.eventlog.discover import LogFile, discover_all
-from sitegen.model import Classification, Problem, ProblemKind
-
-# How much each kind of problem weighs. Errors make the check fail: the log is damaged,
-# newer than this sitegen, or cannot be published. A warning still publishes (under the
-# JobEnd id). A running or abandoned log is no damage: it is noted and publishes once it ends.
-SEVERITY = {
-    ProblemKind.NEWER_VERSION: "error",
-    ProblemKind.MALFORMED: "error",
-    ProblemKind.UNREADABLE: "error",
-    ProblemKind.NOT_A_LOG: "error",
-    ProblemKind.UNSAFE_ID: "error",
-    ProblemKind.DUPLICATE_ID: "error",
-    ProblemKind.ID_MISMATCH: "warning",
-    ProblemKind.INCOMPLETE: "note",
-}
-SEVERITIES = ("error", "warning", "note")
-
-
-def severity_of(kind: ProblemKind) -> str:
-    """Return a problem kind's severity; a kind this table does not know fails safe as an error."""
-    return SEVERITY.get(kind, "error")
+from sitegen.model import Classification, Problem, Severity
 
 
 @dataclass
@@ -53,14 +33,14 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     publishable: int = 0
 
-    def count(self, severity: str) -> int:
+    def count(self, severity: Severity) -> int:
         """Return how many problems have this severity."""
-        return sum(1 for p in self.problems if severity_of(p.kind) == severity)
+        return sum(1 for p in self.problems if p.severity is severity)
 
     @property
     def ok(self) -> bool:
         """Tell whether no problem is an error."""
-        return self.count("error") == 0
+        return self.count(Severity.ERROR) == 0
 
 
 def check_log(log: LogFile) -> CheckedLog:

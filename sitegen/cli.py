@@ -230,10 +230,10 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     from sitegen.builder.report import summary_lines
     from sitegen.serve.server import serve
 
-    def on_build(report: object | None, error: str | None) -> None:
+    def on_build(report: BuildReport | None, error: str | None) -> None:
         if error is not None:
             click.echo(f"Rebuild failed (still serving the last good site): {error}", err=True)
-        elif isinstance(report, BuildReport):
+        elif report is not None:
             click.echo(summary_lines(report)[0])
 
     try:

@@ -29,5 +29,9 @@ class WriteError(SitegenError):
     """A write the writer refuses: outside the output, or a target written twice."""
 
 
+class TemplateError(SitegenError):
+    """A page template that cannot be compiled or rendered (an override, usually)."""
+
+
 class PublishError(SitegenError):
     """The system stopped the build: a full or read-only disk, a permission."""

@@ -14,6 +14,7 @@ three can never disagree.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -42,6 +43,8 @@ CONTENT_TYPES = {
 INDEX_JSON = "index.json"
 INDEX_HTML = "index.html"
 API_ROOT = PurePosixPath("api")
+# The directory of every job's API directory: made once, before the map step fills it.
+API_JOBS_DIR = API_ROOT / "job"
 MANIFEST_NAME = ".sitegen-manifest.json"
 PARTS_DIR = ".parts"  # in the staging dir: one subdirectory per log the map step renders
 DEFAULT_TITLE = "Ballista job history"
@@ -54,7 +57,7 @@ class Endpoint:
     template: str
     body: Body
 
-    @property
+    @functools.cached_property
     def is_prefix(self) -> bool:
         """Tell whether other endpoints live below this one (so it must be a directory)."""
         return any(other.template.startswith(self.template + "/") for other in ALL_ENDPOINTS)
@@ -81,6 +84,7 @@ JOB_ENDPOINTS = (
     Endpoint("job/{job_id}/stage/{stage_id}/dot", Body.TEXT),
 )
 ALL_ENDPOINTS = SITE_ENDPOINTS + JOB_ENDPOINTS
+BY_TEMPLATE = {e.template: e for e in ALL_ENDPOINTS}
 _MATCHERS = [(re.compile(e.pattern + "/?"), e) for e in ALL_ENDPOINTS]
 
 
@@ -89,10 +93,16 @@ def _path(template: str, values: dict[str, str]) -> list[str]:
     return [values[p[1:-1]] if p.startswith("{") else p for p in template.split("/")]
 
 
+def endpoint_parts(endpoint: Endpoint, **segments: str) -> list[str]:
+    """Return the segments, below ``api/``, of the file holding an endpoint's exact body."""
+    parts = _path(endpoint.template, segments)
+    # A prefix endpoint is a directory (others live below it): its body is index.json.
+    return [*parts, INDEX_JSON] if endpoint.is_prefix else parts
+
+
 def endpoint_file(endpoint: Endpoint, **segments: str) -> PurePosixPath:
     """Return the site file holding an endpoint's exact body (raw, unencoded segments)."""
-    path = API_ROOT.joinpath(*_path(endpoint.template, segments))
-    return path / INDEX_JSON if endpoint.is_prefix else path
+    return API_ROOT.joinpath(*endpoint_parts(endpoint, **segments))
 
 
 def html_copy(endpoint: Endpoint, **segments: str) -> PurePosixPath | None:
@@ -100,9 +110,9 @@ def html_copy(endpoint: Endpoint, **segments: str) -> PurePosixPath | None:
     return endpoint_file(endpoint, **segments).with_name(INDEX_HTML) if endpoint.is_prefix else None
 
 
-def job_root(job_id: str) -> str:
-    """Return the directory holding every ``/api/job/{id}/…`` file of one job."""
-    return str(API_ROOT / "job" / job_id)
+def api_job_dir(job_id: str) -> str:
+    """Return the API directory of one job: every ``/api/job/{id}/…`` file (not its pages)."""
+    return str(API_JOBS_DIR / job_id)
 
 
 def api_url_path(endpoint: Endpoint, **segments: str) -> str:

@@ -36,10 +36,37 @@ class ProblemKind(enum.StrEnum):
     UNSAFE_ID = "unsafe-id"
     DUPLICATE_ID = "duplicate-id"
     ID_MISMATCH = "id-mismatch"
+    UNREADABLE_NOTE = "unreadable-note"
 
 
-# Problems that still publish the job: they are reported, not skips.
-WARNING_KINDS = frozenset({ProblemKind.ID_MISMATCH})
+class Severity(enum.StrEnum):
+    """How much a problem weighs: an error fails `sitegen check`; only a warning publishes."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+# The one severity policy. An error: the log is damaged, newer than this sitegen, or cannot
+# be published. A warning still publishes the job (under the JobEnd id; without the note
+# that could not be read). A running or abandoned log is no damage: it is noted, and
+# publishes once it ends.
+SEVERITY = {
+    ProblemKind.NEWER_VERSION: Severity.ERROR,
+    ProblemKind.MALFORMED: Severity.ERROR,
+    ProblemKind.UNREADABLE: Severity.ERROR,
+    ProblemKind.NOT_A_LOG: Severity.ERROR,
+    ProblemKind.UNSAFE_ID: Severity.ERROR,
+    ProblemKind.DUPLICATE_ID: Severity.ERROR,
+    ProblemKind.ID_MISMATCH: Severity.WARNING,
+    ProblemKind.UNREADABLE_NOTE: Severity.WARNING,
+    ProblemKind.INCOMPLETE: Severity.NOTE,
+}
+
+
+def severity_of(kind: ProblemKind) -> Severity:
+    """Return a problem kind's severity; a kind the table does not know fails safe as an error."""
+    return SEVERITY.get(kind, Severity.ERROR)
 
 
 class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
@@ -52,9 +79,14 @@ class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     job_id: str | None = None
 
     @property
+    def severity(self) -> Severity:
+        """Return how much this problem weighs."""
+        return severity_of(self.kind)
+
+    @property
     def skipped(self) -> bool:
-        """Tell whether this problem kept the log off the site."""
-        return self.kind not in WARNING_KINDS
+        """Tell whether this problem kept the log off the site (all but warnings do)."""
+        return self.severity is not Severity.WARNING
 
 
 def is_failed(status: object) -> bool:

@@ -366,9 +366,12 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
     pager = page.locator("nav.pager").first
     assert "Page 1 of 3" in pager.inner_text()
     pager.get_by_text("Last »").click()
+    # The click waits for the next page to commit, not to load: count its rows once loaded.
+    page.wait_for_load_state()
     assert page.locator("table.tasks tbody tr").count() == 100
     assert "Tasks 2,001–2,100 of 2,100" in page.locator("table.tasks caption").inner_text()
     page.locator("nav.pager").first.get_by_text("‹ Previous").click()
+    page.wait_for_load_state()
     rows = page.locator("table.tasks tbody tr")
     assert rows.count() == 1_000
     assert rows.first.locator("td").first.inner_text() == "1000"
@@ -378,6 +381,7 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
         "cells => cells.map(c => c.dataset.v)")]  # fmt: skip
     assert len(took) == 1_000 and took == sorted(took)
     page.locator("nav.crumbs a", has_text="Stage 1").click()
+    page.wait_for_load_state()
     assert page.locator("#summary").count() == 1
     if scheme == "http":
         _shoot(page, "stage-task-pages")

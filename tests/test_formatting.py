@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -32,8 +30,7 @@ def test_numbers_and_times() -> None:
     assert f.number(None) == "—"
     assert f.timestamp(1_767_225_600_000) == "2026-01-01T00:00:00Z"
     assert f.timestamp_ms(1_767_225_600_123) == "2026-01-01T00:00:00.123Z"
-    assert f.clock(1_767_254_495_127) == "08:01:35.127Z"
-    assert f.timestamp(0) == f.clock(0) == f.timestamp_ms(None) == "—"
+    assert f.timestamp(0) == f.timestamp_ms(None) == "—"
     assert f.timestamp(10**20) == "—"
 
 
@@ -67,12 +64,6 @@ def test_rows_ties_round_like_the_float() -> None:
         assert f.rows(value) == _rows_by_float(value)
     for value in (99_950, 999_500, 999_499, 99_950_000, 999_500_000, 999_999_999, 10**9):
         assert f.rows(value) == _rows_by_float(value)
-
-
-@given(st.integers(min_value=1, max_value=253_402_300_799_999))  # up to the year 9999
-def test_clock_matches_datetime(ms: int) -> None:
-    moment = datetime.fromtimestamp(ms // 1000, UTC)
-    assert f.clock(ms) == moment.strftime("%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 _EDGES = [10**k + d for k in range(3, 10) for d in (-501, -500, -51, -50, -1, 0, 1, 49, 50, 500)]

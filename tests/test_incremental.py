@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from sitegen.builder import manifest
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import JobSpec, generate_job
+from sitegen.model import Problem, ProblemKind
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
 
@@ -180,3 +181,45 @@ def test_streamed_logs_build_the_same_site_as_held_ones(
     held, streamed = tree(tmp_path / "held"), tree(tmp_path / "streamed")
     assert any(name.endswith("eventlog.gz") for name in held)
     assert held == streamed
+
+
+def test_an_unreadable_note_is_a_warning_naming_it_until_fixed(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    notes = example_logs / "notes"
+    notes.mkdir()
+    note = notes / f"{FAILED_JOB}.md"
+    page = site / "jobs" / FAILED_JOB / "index.html"
+    problems_page = site / "problems" / "index.html"
+
+    def note_problems(report: BuildReport) -> list[Problem]:
+        return [p for p in report.problems if p.kind is ProblemKind.UNREADABLE_NOTE]
+
+    note.write_bytes(b"Caf\xe9 is down\n")  # Latin-1, not UTF-8
+    report = build(BuildOptions(example_logs, site))
+    assert report.rebuilt == 1  # a note that appears unreadable still changes the job
+    reason = "the note is not UTF-8 (byte 0xe9 at offset 3)"
+    expected = Problem(
+        ProblemKind.UNREADABLE_NOTE, f"notes/{FAILED_JOB}.md", reason, None, FAILED_JOB
+    )
+    assert note_problems(report) == [expected]
+    assert report.published == 12 and not expected.skipped
+    assert "Operator note" not in page.read_text()
+    assert reason in problems_page.read_text()
+    again = build(BuildOptions(example_logs, site))
+    assert again.up_to_date and note_problems(again) == [expected]  # still reported
+
+    note.unlink()
+    note.mkdir()  # a directory where the note should be
+    report = build(BuildOptions(example_logs, site))
+    assert [p.message for p in note_problems(report)] == ["cannot read the note: Is a directory"]
+
+    note.rmdir()
+    note.write_text("Café is down")
+    report = build(BuildOptions(example_logs, site))
+    assert note_problems(report) == [] and report.rebuilt == 1
+    assert "Café is down" in page.read_text()
+    assert "unreadable-note" not in problems_page.read_text()
+    assert_same_as_clean(example_logs, site, tmp_path, "note-fixed")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import msgspec
 
 from sitegen.render import payload
+from sitegen.render.jobpage import task_duration
 
 
 def test_stages_tolerate_old_new_and_unknown_shapes() -> None:
@@ -36,9 +37,9 @@ def test_stages_tolerate_old_new_and_unknown_shapes() -> None:
     stages = payload.stages(raw)
     assert [s.stage_id for s in stages] == ["1", "2"]
     tasks = stages[0].task_list
-    assert [t.partitions for t in tasks[:2]] == ["3", "4, 5"]
+    assert [t.partition_id for t in tasks[:2]] == [3, [4, 5]]
     assert tasks[2].state == payload.TaskStatus("Failed", "R", "E")
-    assert tasks[2].duration == 15
+    assert task_duration(tasks[2]) == 15
     assert tasks[3].id == 3 and tasks[3].state.error == "plain message"
     assert tasks[4].state.word == "SomethingNew" and tasks[4].id is None
     assert len(tasks) == 5
@@ -69,5 +70,5 @@ def test_todays_shape_takes_the_typed_path() -> None:
                      "tasks": [{"id": 1, "status": "Running", "partition_id": 2, "new": []}]}]}
     )  # fmt: skip
     (stage,) = payload.stages(raw)
-    assert stage.stage_id == "7" and stage.task_list[0].partitions == "2"
-    assert stage.task_list[0].duration is None
+    assert stage.stage_id == "7" and stage.task_list[0].partition_id == 2
+    assert task_duration(stage.task_list[0]) is None

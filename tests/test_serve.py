@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.serve import server as serve_module
 from sitegen.serve.server import serve
 from tests.logs import job_lines, write
@@ -62,8 +62,8 @@ def wait_until(check: Callable[[], bool], timeout: float = 10) -> None:
 @contextlib.contextmanager
 def serving_in_process(
     options: BuildOptions,
-    build: Callable[[], object],
-    on_build: Callable[[object | None, str | None], None],
+    build: Callable[[], BuildReport],
+    on_build: Callable[[BuildReport | None, str | None], None],
     **kwargs: Any,
 ) -> Iterator[None]:
     """Run ``serve()`` in a thread on a free port; stop it, and check it stopped, after."""
@@ -158,15 +158,15 @@ def test_log_written_during_the_first_build_triggers_a_rebuild(
     # The watcher's baseline predates the first build: a log that lands while it runs
     # (or before the watcher thread is first scheduled) is not mistaken for the baseline.
     options = BuildOptions(example_logs, tmp_path / "site")
-    reports: list[object] = []
+    reports: list[BuildReport | None] = []
 
-    def build_then_drop_a_log() -> object:
+    def build_then_drop_a_log() -> BuildReport:
         report = build(options)
         if not reports:
             write(example_logs / "late.eventlog", job_lines("late"))
         return report
 
-    def on_build(report: object | None, error: str | None) -> None:
+    def on_build(report: BuildReport | None, error: str | None) -> None:
         assert error is None
         reports.append(report)
 

@@ -1,17 +1,19 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
+from sitegen.builder.parallel import MIN_ITEMS
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.render.pages import PageRenderer
 from sitegen.render.templates import default_template_dir
-from tests.logs import FAILED_JOB
+from tests.logs import FAILED_JOB, job_lines, write
 
 
 def test_environment_is_strict_and_escapes() -> None:
@@ -136,3 +138,86 @@ def test_cli_default_title_is_the_renderers() -> None:
 
     (title,) = (p for p in cli.commands["build"].params if p.name == "title")
     assert title.default == inspect.signature(PageRenderer).parameters["title"].default
+
+
+def _build_with(tmp_path: Path, templates: dict[str, str], workers: str = "1") -> Result:
+    """Build the failed example job with these override templates, quietly, via the CLI."""
+    theme = tmp_path / "theme"
+    theme.mkdir(exist_ok=True)
+    for name, text in templates.items():
+        (theme / name).write_text(text, encoding="utf-8")
+    logs = tmp_path / "logs"
+    logs.mkdir(exist_ok=True)
+    example = EXAMPLE_LOG_DIR / f"{FAILED_JOB}.eventlog"
+    (logs / example.name).write_bytes(example.read_bytes())
+    args = ["build", "--event-log-dir", str(logs), "--output", str(tmp_path / "site")]
+    return CliRunner().invoke(cli, [*args, "--templates", str(theme), "-q", "--workers", workers])
+
+
+@pytest.mark.parametrize(
+    ("templates", "where", "message"),
+    [
+        (
+            {"job.html": '{% extends "sitegen/job.html" %}\n{% block content %}\n{{ x + }}\n'},
+            "job.html:3",
+            "template syntax error: unexpected 'end of print statement'",
+        ),
+        (
+            {"job.html": '{% extends "sitegen/job.html" %}\n'
+             "{% block content %}\n<p>{{ nonesuch }}</p>\n{% endblock %}\n"},
+            "job.html:3",
+            "template error: 'nonesuch' is undefined",
+        ),
+        (
+            {"base.html": '{% extends "base.html" %}\n'},
+            "base.html:1",
+            'template extends or includes itself; an override extends the template it '
+            'replaces as "sitegen/<name>"',
+        ),
+        (
+            {"stage.html": '{% extends "sitegen/stage.html" %}\n{% include "nowhere.html" %}\n'},
+            "stage.html:2",
+            "template not found: nowhere.html",
+        ),
+    ],
+    ids=["syntax", "undefined", "extends-itself", "missing-include"],
+)  # fmt: skip
+def test_a_broken_override_is_one_line_naming_its_file_and_line(
+    tmp_path: Path, templates: dict[str, str], where: str, message: str
+) -> None:
+    result = _build_with(tmp_path, templates)
+    assert result.exit_code == 1
+    assert result.output == f"Error: {tmp_path / 'theme'}/{where}: {message}\n"
+    assert not (tmp_path / "site").exists()  # nothing half-written is published
+
+
+def test_a_template_error_in_a_worker_process_reads_the_same(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(MIN_ITEMS):  # enough logs for a pool of workers
+        write(logs / f"j{n}.eventlog", job_lines(f"j{n}"))
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "job.html").write_text(
+        '{% extends "sitegen/job.html" %}{% block content %}{{ nope.x }}{% endblock %}\n'
+    )
+    args = ["build", "--event-log-dir", str(logs), "--output", str(tmp_path / "site")]
+    result = CliRunner().invoke(cli, [*args, "--templates", str(theme), "-q", "--workers", "2"])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {theme}/job.html:1: template error: 'nope' is undefined\n"
+
+
+def test_the_documented_banner_override_adds_a_banner_and_changes_nothing_else(
+    tmp_path: Path,
+) -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "code-layout.md").read_text()
+    (banner,) = re.findall(r"^```jinja\n(.*?)^```", doc, flags=re.M | re.S)
+    result = _build_with(tmp_path, {"base.html": banner})
+    assert result.exit_code == 0, result.output
+    plain = tmp_path / "plain"
+    build(BuildOptions(tmp_path / "logs", plain, workers=1))
+    line = '<p class="banner">Staging cluster: jobs older than 30 days are removed.</p>\n'
+    for page in ("index.html", f"jobs/{FAILED_JOB}/index.html", "problems/index.html"):
+        themed = (tmp_path / "site" / page).read_text()
+        assert f'<body>\n{line}<header class="site">' in themed
+        assert themed.replace(line, "") == (plain / page).read_text()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from sitegen import layout
 from sitegen.render import urls
 from sitegen.render.links import Linker
 
@@ -51,5 +52,21 @@ def test_fast_links_match_the_url_table() -> None:
             segments = {"job_id": "a b%#?+é", "stage_id": "7"}
             needed = {k: v for k, v in segments.items() if "{" + k + "}" in template}
             assert link.api(template, **needed) == urls.href(
-                page, urls.api_file(template, **needed)
+                page, layout.endpoint_file(layout.BY_TEMPLATE[template], **needed)
             )
+
+
+def test_each_job_directory_is_named_for_its_tree_and_its_parent_made_first() -> None:
+    from sitegen.builder.mapstep import root_parents
+    from sitegen.render.pages import PageRenderer
+
+    api_dir, pages_dir = layout.api_job_dir("a b"), urls.job_pages_dir("a b")
+    assert (api_dir, pages_dir) == ("api/job/a b", PurePosixPath("jobs/a b"))
+    for endpoint in layout.JOB_ENDPOINTS:
+        found = layout.endpoint_file(endpoint, job_id="a b", stage_id="1")
+        assert found.is_relative_to(api_dir)
+    for page in (urls.job_page("a b"), urls.stage_page("a b", "1"), urls.raw_log("a b"),
+                 urls.stage_tasks_page("a b", "1", 2)):  # fmt: skip
+        assert page.is_relative_to(pages_dir)
+    parents = root_parents(PageRenderer())
+    assert parents == {str(PurePosixPath(api_dir).parent), str(pages_dir.parent)}

@@ -28,3 +28,30 @@ def test_unsafe_paths_are_refused(tmp_path: Path, rel: str) -> None:
     with pytest.raises(WriteError):
         writer.write(rel, b"x")
     assert writer.files_written == 0
+
+
+def test_directories_swap_with_libc_looked_up_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ctypes.util
+
+    from sitegen.publish import writer as writer_module
+
+    lookups: list[str] = []
+    real = ctypes.util.find_library
+
+    def counting(name: str) -> str | None:
+        lookups.append(name)
+        return real(name)
+
+    monkeypatch.setattr(ctypes.util, "find_library", counting)
+    writer_module._renameat2.cache_clear()
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "mark").write_text("a")
+    for swaps in (1, 2, 3):
+        assert writer_module._exchange(a, b)
+        assert (b if swaps % 2 else a).joinpath("mark").read_text() == "a"
+    assert lookups == ["c"]
+    writer_module._renameat2.cache_clear()

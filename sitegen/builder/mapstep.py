@@ -18,7 +18,7 @@ from sitegen.eventlog.classify import judge
 from sitegen.eventlog.discover import LogFile
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import LogRead, read_log
-from sitegen.layout import PARTS_DIR, job_root
+from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir
 from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, urls
@@ -97,7 +97,7 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
 
 def root_parents(pages: PageRenderer) -> set[str]:
     """Return the directories job roots live in (``api/job``, ``jobs``), made before the map."""
-    return {r.rsplit("/", 1)[0] for r in (job_root("_"), *pages.job_roots("_"))}
+    return {str(API_JOBS_DIR), *pages.job_dirs_parents()}
 
 
 def _claim(staging: Path, roots: list[str], part: Path) -> Path:
@@ -137,7 +137,7 @@ def process_log(
     job_id = verdict.job_id
     summary = summarize(read, outcome.file)
     summary.log_bytes = log.size
-    roots = [job_root(job_id), *pages.job_roots(job_id)]
+    roots = [api_job_dir(job_id), *pages.job_dirs(job_id)]
     target = _claim(staging, roots, part)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
     for rel, data in api.job_files(job_id, read.job_end):
@@ -148,6 +148,10 @@ def process_log(
     held = None  # the pages need only what was read from it
     note = read_note(pages.notes_dirs, job_id)
     outcome.note_sha256 = note.sha256 if note else ""
+    found = note.as_problem(job_id) if note else None
+    if found is not None:
+        outcome.problems = [*outcome.problems, found]
+        note = None
     pages.job_pages(writer, read, summary, note)
     outcome.summary = summary
     outcome.roots = roots

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from sitegen.model import Problem, ProblemKind
 
 NOTES_DIR = "notes"
 
 
 @dataclass(frozen=True)
 class Note:
-    """One job's note as read for a build: its Markdown text and the digest of its bytes."""
+    """One job's note as read for a build: its Markdown text and the digest of its bytes.
+
+    A note that cannot be read has no text and a ``problem`` saying why; its digest is
+    that reason, so an incremental build notices when it appears, changes or is fixed.
+    """
 
     text: str
     sha256: str
+    path: Path
+    problem: str | None = None
+
+    def as_problem(self, job_id: str) -> Problem | None:
+        """Return the problem to report for this note (a warning: the job still publishes)."""
+        if self.problem is None:
+            return None
+        # Named from its log dir (notes/<job_id>.md): no path of the build machine on the site.
+        shown = f"{self.path.parent.name}/{self.path.name}"
+        return Problem(ProblemKind.UNREADABLE_NOTE, shown, self.problem, job_id=job_id)
 
 
 def notes_dirs(log_dirs: Sequence[Path]) -> list[Path]:
@@ -24,10 +41,10 @@ def notes_dirs(log_dirs: Sequence[Path]) -> list[Path]:
 
 
 def note_path(dirs: Sequence[Path], job_id: str) -> Path | None:
-    """Return the file holding a job's note, if the operator wrote one."""
+    """Return the file holding a job's note, if the operator wrote one (readable or not)."""
     for directory in dirs:
         path = directory / f"{job_id}.md"
-        if path.is_file():
+        if os.path.lexists(path):
             return path
     return None
 
@@ -38,13 +55,18 @@ def read_note(dirs: Sequence[Path], job_id: str) -> Note | None:
     return None if path is None else _load(path)
 
 
-def _load(path: Path) -> Note | None:
-    """Read one note file; None when it cannot be read."""
+def _load(path: Path) -> Note:
+    """Read one note file; a note that cannot be read says why in ``problem``."""
     try:
         data = path.read_bytes()
-    except OSError:
-        return None
-    return Note(data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest())
+        text = data.decode("utf-8")
+    except OSError as exc:
+        reason = f"cannot read the note: {exc.strerror or exc}"
+    except UnicodeDecodeError as exc:
+        reason = f"the note is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    else:
+        return Note(text, hashlib.sha256(data).hexdigest(), path)
+    return Note("", f"unreadable: {reason}", path, reason)
 
 
 class NoteIndex:
@@ -53,13 +75,14 @@ class NoteIndex:
     def __init__(self, dirs: Sequence[Path]) -> None:
         self.dirs = list(dirs)
         # Listing each directory once costs less than a stat per job (100,000 of them).
+        # Whatever is named <job_id>.md counts, a directory or a dangling link too: it is
+        # reported as unreadable rather than passed over.
         self.paths: dict[str, Path] = {}
         for directory in reversed(self.dirs):  # earlier dirs win: they overwrite later ones
             if directory.is_dir():
-                self.paths.update((p.stem, p) for p in directory.glob("*.md") if p.is_file())
+                self.paths.update((p.stem, p) for p in directory.glob("*.md"))
 
     def digest(self, job_id: str) -> str:
-        """Return the digest of a job's note now, or "" when it has none."""
+        """Return the digest of a job's note now (its reason, if unreadable); "" when none."""
         path = self.paths.get(job_id)
-        note = _load(path) if path is not None else None
-        return note.sha256 if note else ""
+        return _load(path).sha256 if path is not None else ""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sitegen.check import SEVERITIES, CheckReport, severity_of
-from sitegen.model import Problem, ProblemKind
+from sitegen.check import CheckReport
+from sitegen.model import Problem, ProblemKind, Severity
 
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
@@ -108,13 +108,13 @@ def summary_json(report: BuildReport) -> str:
 
 def check_lines(report: CheckReport) -> list[str]:
     """Return one line per problem (``file:line: severity: kind: message``) and a summary."""
-    lines = [f"{_where(p)}: {severity_of(p.kind)}: {p.kind}: {p.message}" for p in report.problems]
+    lines = [f"{_where(p)}: {p.severity}: {p.kind}: {p.message}" for p in report.problems]
     classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
     lines.append(
         f"Checked {_plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
         + (f": {classes}." if classes else ".")
     )
-    found = [_plural(report.count(s), s) for s in SEVERITIES if report.count(s)]
+    found = [_plural(report.count(s), s) for s in Severity if report.count(s)]
     verdict = "check passed" if report.ok else "check failed"
     lines.append(
         f"{_plural(report.publishable, 'job')} can be published; "
@@ -136,7 +136,7 @@ def check_json(report: CheckReport) -> str:
             "publishable": report.publishable,
             "classifications": report.classifications,
             "problems_by_kind": by_kind,
-            **{f"{s}s": report.count(s) for s in SEVERITIES},
-            "problems": [_problem(p, severity=severity_of(p.kind)) for p in report.problems],
+            **{f"{s}s": report.count(s) for s in Severity},
+            "problems": [_problem(p, severity=p.severity) for p in report.problems],
         }
     )

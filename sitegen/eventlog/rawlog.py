@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from isal import isal_zlib
 
@@ -31,23 +32,45 @@ def hold(path: Path, size: int) -> bytes | None:
         return None  # the reader opens it again and says why it cannot
 
 
+def _pieces(held: bytes) -> Iterator[memoryview]:
+    """Yield ``held`` in ``CHUNK``-sized pieces (views: no copies)."""
+    view = memoryview(held)
+    for start in range(0, len(view), CHUNK):
+        yield view[start : start + CHUNK]
+
+
+def _full_reads(stream: IO[bytes]) -> Iterator[bytes]:
+    """Yield ``stream`` in ``CHUNK``-sized pieces, however short its reads come back."""
+    # A decompressing reader (or a network file system) may return less than asked for:
+    # the pieces fed to the compressor must not depend on that.
+    while True:
+        piece = stream.read(CHUNK)
+        if not piece:
+            return
+        while len(piece) < CHUNK and (more := stream.read(CHUNK - len(piece))):
+            piece += more
+        yield piece
+
+
 def gzip_chunks(path: Path, held: bytes | None = None) -> Iterator[bytes]:
     """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly.
 
     ``held`` is the plain log's bytes when they are already in memory (see ``hold``).
+    The compressor is fed the same ``CHUNK``-sized pieces whether the log was held or
+    streamed: ISA-L's output depends on where its input is cut, and a site's bytes must
+    depend only on the log's.
     """
-    if held is not None:
-        packer = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
-        yield packer.compress(held)
-        yield packer.flush()
-        return
-    if compression.compression_of(path) == "gzip":
+    if held is None and compression.compression_of(path) == "gzip":
         with path.open("rb") as raw:
             while chunk := raw.read(CHUNK):
                 yield chunk
         return
     packer = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
-    with open_log(path) as stream:
-        while chunk := stream.read(CHUNK):
-            yield packer.compress(chunk)
+    if held is not None:
+        for view in _pieces(held):
+            yield packer.compress(view)
+    else:
+        with open_log(path) as stream:
+            for piece in _full_reads(stream):
+                yield packer.compress(piece)
     yield packer.flush()

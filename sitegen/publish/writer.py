@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from sitegen.errors import UsageError, WriteError
@@ -159,16 +160,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two directories atomically with renameat2(RENAME_EXCHANGE); False if unsupported."""
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """Return libc's renameat2, looked up once per process; None where libc has none."""
     import ctypes  # here: only publishing needs it, and a no-op build never publishes
     import ctypes.util
 
+    # find_library runs ldconfig (about 4 ms): once per process, not once per changed job.
     libc_name = ctypes.util.find_library("c")
     if not libc_name:
-        return False
-    libc = ctypes.CDLL(libc_name, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
+        return None
+    renameat2: Callable[..., int] | None = getattr(
+        ctypes.CDLL(libc_name, use_errno=True), "renameat2", None
+    )
+    return renameat2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories atomically with renameat2(RENAME_EXCHANGE); False if unsupported."""
+    renameat2 = _renameat2()
     if renameat2 is None:
         return False
     at_fdcwd, rename_exchange = -100, 2

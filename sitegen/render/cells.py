@@ -6,9 +6,11 @@ to 1,000 failed attempts, and the jobs list has 50 rows a page.
 
 from __future__ import annotations
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
+from sitegen.model import Problem, Severity
 from sitegen.render.formatting import NONE, duration, number, rows, timestamps
+from sitegen.render.htmlsafe import esc
 from sitegen.render.payload import Percentiles
 from sitegen.svg.text import status_class
 
@@ -21,13 +23,30 @@ def num_cell(value: int | None) -> Markup:
     if value is None:
         return _EMPTY
     if value.__class__ is not int:  # the payload readers coerce; anything else is escaped
-        return Markup(f'<td class="num" data-v="{escape(value)}">{escape(number(value))}</td>')
+        text = esc(str(value))
+        return Markup(f'<td class="num" data-v="{text}">{esc(number(value))}</td>')
     return Markup(f'<td class="num" data-v="{value}">{value:,}</td>')
 
 
+def badge_html(word: str, css: str) -> str:
+    """Return ``word`` as a badge of class ``css`` (made by status_class: nothing to escape)."""
+    return f'<span class="badge {css}">{esc(word)}</span>'
+
+
+def status_badge(status: str) -> str:
+    """Return a status word as a badge coloured by its class, for string-built markup."""
+    return badge_html(status, status_class(status))
+
+
 def badge(status: str) -> Markup:
-    """Return a status word as a badge coloured by its class."""
-    return Markup(f'<span class="badge {status_class(status)}">{escape(status)}</span>')
+    """Return a status word as a badge coloured by its class (the templates' filter)."""
+    return Markup(status_badge(status))
+
+
+def problem_badge(problem: Problem) -> Markup:
+    """Return a problem's kind as a badge: red for an error, amber for a warning or a note."""
+    css = "st-failed" if problem.severity is Severity.ERROR else "st-warning"
+    return Markup(badge_html(problem.kind, css))
 
 
 def time_tag(ms: int | None) -> Markup:

@@ -109,7 +109,8 @@ class Memo(dict[int, str]):
 
 
 # The task times of a job fall within a few seconds: format each second once and add the
-# milliseconds from a table. Hot loops index these two directly (see ``clock``).
+# milliseconds from a table. The task table's clock (``00:05:12.345Z``) indexes these two
+# directly (see ``jobpage.TaskTable.rows``).
 SECONDS = Memo(_second_of_day)
 MILLIS = tuple(f"{n:03d}Z" for n in range(1000))
 # Task durations in whole milliseconds repeat across tables, timelines and jobs.
@@ -130,13 +131,6 @@ def timestamps(ms: int) -> tuple[str, str]:
         prefix = _DAYS[second // 86_400] + _second_of_day(second)
         return prefix + MILLIS[milli], prefix[:-1] + "Z"
     return timestamp_ms(ms), timestamp(ms)
-
-
-def clock(ms: int | None) -> str:
-    """Return the UTC time of day ``00:05:12.345Z`` (ISO 8601, for dense task tables)."""
-    if ms is None or ms <= 0:
-        return NONE
-    return SECONDS[ms // 1000] + MILLIS[ms % 1000]
 
 
 def percent(part: int, whole: int) -> str:

@@ -15,6 +15,7 @@ from sitegen.eventlog.schema import TaskEnd
 from sitegen.model import JobSummary, is_failed
 from sitegen.render import payload, urls
 from sitegen.render.api import job_endpoints
+from sitegen.render.cells import status_badge
 from sitegen.render.formatting import (
     DURATIONS,
     MILLIS,
@@ -23,9 +24,9 @@ from sitegen.render.formatting import (
     Memo,
 )
 from sitegen.render.fragments import Fragment
+from sitegen.render.htmlsafe import esc
 from sitegen.render.links import Linker
 from sitegen.svg import dag, dotgraph, histogram, timeline
-from sitegen.svg.text import esc, status_class
 
 # A timeline of 800,000 bars is a 90 MB picture no browser shows: beyond this many task
 # attempts, the job page draws the failed ones, then the longest (as Spark caps its own).
@@ -34,6 +35,9 @@ TIMELINE_BARS = 2000
 FAILURES_SHOWN = 1000
 
 _EMPTY_CELL = f"<td>{NONE}</td>"
+# A task's place in the executor indexes: (task id, start, end), and (start, end).
+_Attempt = tuple[int | None, int | None, int | None]
+_Times = tuple[int | None, int | None]
 # A task table's duration cells, by duration: they repeat within and across jobs.
 _TOOK_CELLS = Memo(lambda took: f'<td data-v="{took}">{DURATIONS[took]}</td>')
 
@@ -95,16 +99,25 @@ def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
     ]
 
 
+def task_duration(task: payload.TaskSummary) -> int | None:
+    """Return a task's duration: ``exec_duration``, else end minus start; None if unknown."""
+    took = task.exec_duration
+    if took is None and task.start_exec_time is not None and task.end_exec_time is not None:
+        took = task.end_exec_time - task.start_exec_time
+    return took
+
+
 def _executors(
     ends: list[TaskEnd],
-) -> tuple[dict[tuple[int, int, int], str], dict[tuple[int, int], str], dict[int, str | None]]:
+) -> tuple[dict[_Attempt, str], dict[_Times, str], dict[int | None, str | None]]:
     """Index a stage's TaskEnd records by (task, start, end), by (start, end) and by task id.
 
     The values are the escaped executor ids: executors repeat across thousands of rows.
     """
-    exact: dict[tuple[int, int, int], str] = {}
-    by_time: dict[tuple[int, int], str] = {}
-    by_id: dict[int, str | None] = {}  # None: more than one attempt, so no lone match
+    # Keyed as the task summaries look them up: their fields may be missing (None).
+    exact: dict[_Attempt, str] = {}
+    by_time: dict[_Times, str] = {}
+    by_id: dict[int | None, str | None] = {}  # None: more than one attempt, no lone match
     names: dict[str, str] = {}
     for end in ends:
         name = names.get(end.executor_id)
@@ -147,31 +160,31 @@ class TaskTable:
         page = self.page(number)
         exact, by_time, by_id = self._executors
         badges: dict[str, str] = {}
-        sec, milli = SECONDS, MILLIS  # clock(), inlined: three per row
+        # The clock format (UTC time of day, ``00:05:12.345Z``): the one place it is made,
+        # from the formatting module's memos, inlined (three per row).
+        sec, milli = SECONDS, MILLIS
         out = []
         tasks = self.stage.stage.task_list[page.first : page.last]
         states = self.stage.states[page.first : page.last]
         for task, state in zip(tasks, states, strict=True):
             tid = task.id
             launch, start, stop = task.launch_time, task.start_exec_time, task.end_exec_time
-            executor = exact.get((tid, start, stop))  # type: ignore[arg-type]
+            executor = exact.get((tid, start, stop))
             if executor is None:
-                executor = by_time.get((start, stop))  # type: ignore[arg-type]
+                executor = by_time.get((start, stop))
                 if executor is None:
-                    executor = by_id.get(tid)  # type: ignore[arg-type]
+                    executor = by_id.get(tid)
                     if executor is None:
                         executor = NONE
             word = state.word
             badge = badges.get(word)
             if badge is None:
-                cls = status_class(word)
-                badge = badges[word] = f'<span class="badge {cls}">{esc(word)}</span>'
-            took = task.exec_duration
-            if took is None and start is not None and stop is not None:
-                took = stop - start
+                badge = badges[word] = status_badge(word)
+            took = task_duration(task)
             took_cell = _EMPTY_CELL if took is None else _TOOK_CELLS[took]
+            # The partition display: the one place it is made. Digits and commas only:
+            # nothing to escape; an empty list shows as no partition at all.
             parts = task.partition_id
-            # Digits and commas only: nothing to escape.
             if parts.__class__ is list:
                 shown = str(parts[0]) if len(parts) == 1 else ", ".join(map(str, parts)) or NONE
             else:
@@ -352,10 +365,8 @@ def stage_pictures(info: StageInfo, job_id: str) -> tuple[Markup, Markup]:
     if info.graph is not None and info.graph.operators:
         graph = dag.operator_graph(info.graph, f"Operators of stage {info.stage.stage_id}")
     durations = []
-    for t in info.stage.task_list:  # TaskSummary.duration, inlined: one per task
-        took = t.exec_duration
-        if took is None and t.start_exec_time is not None and t.end_exec_time is not None:
-            took = t.end_exec_time - t.start_exec_time
+    for t in info.stage.task_list:
+        took = task_duration(t)
         if took is not None and took >= 0:
             durations.append(took)
     if not durations:

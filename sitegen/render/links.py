@@ -27,15 +27,15 @@ class Linker:
 
     def job(self, job_id: str, fragment: str = "") -> str:
         """Return the link to a job's page (the same as ``self(urls.job_page(job_id))``)."""
-        # Spelled out because the jobs list calls it once per job: no PurePosixPath per link.
-        link = f"{self.root}{urls.JOBS_DIR}/{quote(job_id, safe='')}/{urls.INDEX}"
+        # From encoded segments: the jobs list calls it once per job, no PurePosixPath per link.
+        link = self.root + urls.job_file(quote(job_id, safe=""), urls.INDEX)
         return f"{link}#{fragment}" if fragment else link
 
     def stage(self, job_id: str, segment: str) -> str:
         """Return the link to a stage's page (the same as ``self(urls.stage_page(…))``)."""
-        # Spelled out like job(): no PurePosixPath per link.
+        # Like job(): no PurePosixPath per link.
         name = quote(urls.stage_file_name(segment), safe="")
-        return f"{self.root}{urls.JOBS_DIR}/{quote(job_id, safe='')}/{name}"
+        return self.root + urls.job_file(quote(job_id, safe=""), name)
 
     def stage_tasks(self, job_id: str, segment: str, page: int) -> str:
         """Return the link to a page of a stage's task table (page 1: the stage page)."""

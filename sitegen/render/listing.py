@@ -12,29 +12,13 @@ from collections.abc import Sequence
 import orjson
 
 from sitegen.model import JobSummary
+from sitegen.render.cells import status_badge
 from sitegen.render.formatting import DURATIONS, number, timestamps
 from sitegen.render.fragments import Fragment
+from sitegen.render.htmlsafe import esc
 from sitegen.render.links import Linker
-from sitegen.svg.text import status_class
 
 _NO_DURATION = '<td class="num">—</td>'
-
-
-def esc(text: str) -> str:
-    """Escape text for HTML content and quoted attributes, byte for byte as Jinja does."""
-    # markupsafe's entities (&#34; &#39;), not html.escape's: the Jinja loop this replaces
-    # printed those, and the pages must not change.
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    if '"' in text:
-        text = text.replace('"', "&#34;")
-    if "'" in text:
-        text = text.replace("'", "&#39;")
-    return text
 
 
 def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
@@ -47,11 +31,7 @@ def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
         job_id, status, start, end = job.job_id, job.status, job.start_time, job.end_time
         badge = badges.get(status)
         if badge is None:
-            word = esc(status)
-            badge = badges[status] = (
-                f'<td data-v="{word}"><span class="badge {esc(status_class(status))}">'
-                f"{word}</span></td>"
-            )
+            badge = badges[status] = f'<td data-v="{esc(status)}">{status_badge(status)}</td>'
         failure = f'<p class="failure">{esc(job.failure)}</p>' if job.failure else ""
         took = (
             f'<td class="num" data-v="{end - start}">{DURATIONS[end - start]}</td>'

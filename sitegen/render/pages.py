@@ -24,7 +24,8 @@ from sitegen.render.listing import find_index, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.payload import PERCENTILE_KEYS
-from sitegen.render.templates import default_template_dir, environment
+from sitegen.render.templates import default_template_dir, environment, template_error
+from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 
 JOBS_PER_EXECUTOR = 50
@@ -114,7 +115,10 @@ class PageRenderer:
     def warm(self) -> None:
         """Compile the per-job templates now, so forked workers inherit them compiled."""
         for name in ("job.html", "stage.html"):
-            self.env.get_template(name)
+            try:
+                self.env.get_template(name)
+            except (jinja2.TemplateError, RecursionError) as exc:
+                raise template_error(exc, name, self.template_dir) from exc
 
     def _build_env(self) -> jinja2.Environment:
         """Build the Jinja environment with the formatting filters."""
@@ -131,13 +135,16 @@ class PageRenderer:
             lane_id=urls.lane_anchor,
             num_cell=cells.num_cell,
             badge=cells.badge,
+            problem_badge=cells.problem_badge,
             time_tag=cells.time_tag,
             rows_cell=cells.rows_cell,
             duration_cell=cells.duration_cell,
             rows_cells=cells.rows_cells,
             duration_cells=cells.duration_cells,
         )
-        env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
+        env.globals.update(
+            urls=urls, zip=zip, pkeys=PERCENTILE_KEYS, stage_colours=timeline.COLOURS
+        )
         return env
 
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
@@ -165,22 +172,30 @@ class PageRenderer:
         Links in it are relative to ``page``, or absolute from ``root`` when given.
         """
         link = Linker(page, root)
-        compiled = self.env.get_template(template)
-        return self._splice(
-            lambda: compiled.render(
-                u=link,
-                root=link.root,
-                site_title=self.title,
-                robots=self.robots,
-                nav=self.nav(link),
-                **context,
-            ),
-            fragments,
-        )
+        try:
+            compiled = self.env.get_template(template)
+            return self._splice(
+                lambda: compiled.render(
+                    u=link,
+                    root=link.root,
+                    site_title=self.title,
+                    robots=self.robots,
+                    nav=self.nav(link),
+                    **context,
+                ),
+                fragments,
+            )
+        except (jinja2.TemplateError, RecursionError) as exc:
+            # One line naming the template and its line, not a traceback through Jinja.
+            raise template_error(exc, template, self.template_dir) from exc
 
-    def job_roots(self, job_id: str) -> list[str]:
+    def job_dirs(self, job_id: str) -> list[str]:
         """Return the directories a job's pages live in (moved into place as a unit)."""
-        return [str(urls.job_root(job_id))]
+        return [str(urls.job_pages_dir(job_id))]
+
+    def job_dirs_parents(self) -> list[str]:
+        """Return the directories every job's ``job_dirs`` live in (made before the map)."""
+        return [urls.JOBS_DIR]
 
     def job_pages(
         self, writer: SiteWriter, read: LogRead, summary: JobSummary, note: Note | None = None

@@ -132,23 +132,6 @@ class TaskSummary(msgspec.Struct, frozen=True, gc=False):
         """Return the status, whatever shape it was written in."""
         return task_status(self.status)
 
-    @property
-    def partitions(self) -> str:
-        """Show ``partition_id`` whether it is an int (older logs) or a list of ints."""
-        value = self.partition_id
-        if isinstance(value, list):
-            return ", ".join(map(str, value))
-        return "" if value is None else str(value)
-
-    @property
-    def duration(self) -> int | None:
-        """Return ``exec_duration``, else end minus start."""
-        if self.exec_duration is not None:
-            return self.exec_duration
-        if self.start_exec_time is not None and self.end_exec_time is not None:
-            return self.end_exec_time - self.start_exec_time
-        return None
-
 
 def task_summary(value: Any) -> TaskSummary | None:
     """Read one TaskSummary leniently; None when it is not an object."""

@@ -1,12 +1,20 @@
-"""Locate the shipped templates and build the Jinja environment."""
+"""Locate the shipped templates, build the Jinja environment, name a template's errors."""
 
 from __future__ import annotations
 
+import os
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sitegen.errors import TemplateError
+
 if TYPE_CHECKING:
     import jinja2
+
+# An override extends or includes the shipped template it replaces by this prefix:
+# ``{% extends "sitegen/base.html" %}``.
+SHIPPED_PREFIX = "sitegen"
 
 _PACKAGE = Path(__file__).parent.parent
 PACKAGE_TEMPLATES = _PACKAGE / "templates"  # inside an installed wheel
@@ -34,8 +42,10 @@ def environment(override: Path | None = None) -> jinja2.Environment:
 
     search = [str(override)] if override else []
     search.append(str(default_template_dir()))
+    shipped = jinja2.PrefixLoader({SHIPPED_PREFIX: jinja2.FileSystemLoader(search[-1])})
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(search),
+        # "sitegen/x.html" is always the shipped x.html; any other name, the override first.
+        loader=jinja2.ChoiceLoader([shipped, jinja2.FileSystemLoader(search)]),
         # Compiling the templates costs a third of an incremental build; Jinja keeps the
         # compiled code per template file and source checksum in its private per-user temp
         # directory. The version in the name: a new sitegen may compile with other settings.
@@ -47,3 +57,37 @@ def environment(override: Path | None = None) -> jinja2.Environment:
         # One environment serves one build: skip the stat() of every template per render.
         auto_reload=False,
     )
+
+
+def _template_frame(exc: BaseException, dirs: list[Path]) -> tuple[str, int] | None:
+    """Return the innermost frame of a template file in ``exc``'s traceback, if any."""
+    # Jinja rewrites its tracebacks so that template code shows as frames of the
+    # template's file and line: the innermost such frame is where the error is.
+    prefixes = tuple(os.path.join(d, "") for d in dirs)
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.startswith(prefixes) and frame.lineno:
+            found = (frame.filename, frame.lineno)
+    return found
+
+
+def template_error(exc: Exception, template: str, override: Path | None) -> TemplateError:
+    """Return a Jinja error (or a template loop) met rendering ``template`` as one line."""
+    import jinja2
+
+    dirs = template_sources(override)
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        where = exc.filename or exc.name or template
+        return TemplateError(f"template syntax error: {exc.message}", where, exc.lineno)
+    if isinstance(exc, jinja2.TemplateNotFound):
+        frame = _template_frame(exc, dirs) or (template, None)
+        return TemplateError(f"template not found: {exc.message}", *frame)
+    if isinstance(exc, RecursionError):
+        message = (
+            "template extends or includes itself; an override extends the template it "
+            f'replaces as "{SHIPPED_PREFIX}/<name>"'
+        )
+    else:
+        message = f"template error: {exc}"
+    frame = _template_frame(exc, dirs) or (template, None)
+    return TemplateError(message, *frame)

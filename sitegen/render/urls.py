@@ -14,7 +14,7 @@ import re
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from sitegen.layout import ALL_ENDPOINTS, INDEX_JSON, endpoint_file
+from sitegen.layout import BY_TEMPLATE, endpoint_parts
 
 INDEX = "index.html"
 JOBS_PER_PAGE = 50
@@ -59,14 +59,19 @@ def jobs_list(page: int) -> PurePosixPath:
     return PurePosixPath(LIST_DIR) / str(page) / INDEX
 
 
-def job_root(job_id: str) -> PurePosixPath:
-    """Return the directory holding every page of one job (moved into place as a unit)."""
+def job_pages_dir(job_id: str) -> PurePosixPath:
+    """Return the pages directory of one job (moved into place as a unit; not its API files)."""
     return PurePosixPath(JOBS_DIR) / job_id
+
+
+def job_file(job_dir: str, name: str) -> str:
+    """Return where a job's file ``name`` lives, from segments raw (paths) or encoded (links)."""
+    return f"{JOBS_DIR}/{job_dir}/{name}"
 
 
 def job_page(job_id: str) -> PurePosixPath:
     """Return the file of a job's page (``job_id`` is raw; the writer checked it is safe)."""
-    return job_root(job_id) / INDEX
+    return PurePosixPath(job_file(job_id, INDEX))
 
 
 def stage_file_name(stage_segment: str) -> str:
@@ -77,7 +82,7 @@ def stage_file_name(stage_segment: str) -> str:
 def stage_page(job_id: str, stage_segment: str) -> PurePosixPath:
     """Return the file of one stage's page, beside the job page."""
     # A file, not a directory per stage: creating directories dominates the cost of a build.
-    return job_root(job_id) / stage_file_name(stage_segment)
+    return PurePosixPath(job_file(job_id, stage_file_name(stage_segment)))
 
 
 def stage_tasks_page(job_id: str, stage_segment: str, page: int) -> PurePosixPath:
@@ -86,12 +91,12 @@ def stage_tasks_page(job_id: str, stage_segment: str, page: int) -> PurePosixPat
         return stage_page(job_id, stage_segment)
     # A directory only for stages with more than one page. No stage page's file name starts
     # with "tasks-", so no stage id can make the two meet.
-    return job_root(job_id) / f"tasks-{stage_segment}" / f"{page}.html"
+    return job_pages_dir(job_id) / f"tasks-{stage_segment}" / f"{page}.html"
 
 
 def raw_log(job_id: str) -> PurePosixPath:
     """Return the file of a job's original event log, gzip-compressed."""
-    return job_root(job_id) / "eventlog.gz"
+    return PurePosixPath(job_file(job_id, "eventlog.gz"))
 
 
 def operator_page(slug: str) -> PurePosixPath:
@@ -104,23 +109,10 @@ def static(name: str) -> PurePosixPath:
     return PurePosixPath(STATIC_DIR) / name
 
 
-@functools.lru_cache(maxsize=1024)
-def api_file(template: str, **segments: str) -> PurePosixPath:
-    """Return the exact-body file of an ``/api`` endpoint (a link that works everywhere)."""
-    (endpoint,) = (e for e in ALL_ENDPOINTS if e.template == template)
-    return endpoint_file(endpoint, **segments)
-
-
-_PREFIXES = frozenset(e.template for e in ALL_ENDPOINTS if e.is_prefix)
-
-
 def api_href(template: str, **segments: str) -> str:
-    """Return ``encoded(api_file(template, **segments))``, built straight from the template."""
-    # Spelled out: the job page links every API file of its job, each a new path.
-    parts = [quote(segments[p[1:-1]], safe="") if p[0] == "{" else p for p in template.split("/")]
-    if template in _PREFIXES:
-        parts.append(INDEX_JSON)
-    return "api/" + "/".join(parts)
+    """Return the site-root-relative link to an endpoint's exact-body file (``layout``'s)."""
+    encoded_segments = {k: quote(v, safe="") for k, v in segments.items()}
+    return "api/" + "/".join(endpoint_parts(BY_TEMPLATE[template], **encoded_segments))
 
 
 def stage_segments(stage_ids: list[str]) -> list[str]:

@@ -19,12 +19,16 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from sitegen.errors import SitegenError, UsageError
 from sitegen.layout import CONTENT_TYPES, files_for, match
 from sitegen.publish.hosting import HIDDEN
 from sitegen.render.templates import default_template_dir
+
+if TYPE_CHECKING:
+    from sitegen.builder.pipeline import BuildOptions, BuildReport
 
 RELOAD_PREFIX = "/__sitegen/"
 RELOAD_SCRIPT = f'<script src="{RELOAD_PREFIX}livereload.js"></script>'.encode()
@@ -261,10 +265,10 @@ def watch(
         rebuild()
 
 
-def watched_paths(options: object, output: Path) -> list[Path]:
+def watched_paths(options: BuildOptions, output: Path) -> list[Path]:
     """Return what a rebuild depends on: every directory option, plus the shipped templates."""
     paths = [default_template_dir()]
-    for f in fields(options):  # type: ignore[arg-type]
+    for f in fields(options):
         value = getattr(options, f.name)
         for item in value if isinstance(value, tuple) else (value,):
             if isinstance(item, Path) and item != output and item.exists():
@@ -273,12 +277,12 @@ def watched_paths(options: object, output: Path) -> list[Path]:
 
 
 def serve(
-    options: object,
-    build: Callable[[], object],
+    options: BuildOptions,
+    build: Callable[[], BuildReport],
     output: Path,
     host: str,
     port: int,
-    on_build: Callable[[object | None, str | None], None],
+    on_build: Callable[[BuildReport | None, str | None], None],
     ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
     base_path: str = "/",

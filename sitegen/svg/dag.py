@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 
+from sitegen.render.htmlsafe import esc
 from sitegen.svg.dotgraph import JobGraph, StageGraph
 from sitegen.svg.layered import Box, Layout, layered, path_data, topological_order
-from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, esc, num, status_class
+from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, num, status_class
 
 LINE = 16.0
 PAD = 8.0

@@ -9,7 +9,8 @@ from itertools import repeat
 from operator import sub, truediv
 
 from sitegen.render.formatting import duration
-from sitegen.svg.text import esc, num
+from sitegen.render.htmlsafe import esc
+from sitegen.svg.text import num
 
 WIDTH = 600.0
 HEIGHT = 160.0

@@ -154,44 +154,51 @@ def _isotonic(targets: list[float], gaps: list[float]) -> list[float]:
     return [r + o for r, o in zip(result, offsets, strict=True)]
 
 
-def layered(
-    boxes: list[Box],
-    edges: list[tuple[str, str]],
-    *,
-    rank_gap: float = 36.0,
-    node_gap: float = 20.0,
-    margin: float = 4.0,
-    sweeps: int = 6,
-) -> Layout:
-    """Lay ``boxes`` out in layers so every edge points down; return positions and routes."""
-    size = {b.key: b for b in boxes}
-    keys = list(size)
-    clean = list(dict.fromkeys((a, b) for a, b in edges if a in size and b in size and a != b))
-    dag = _acyclic(keys, clean)
-    layer = _layers(keys, dag)
+@dataclass
+class _Graph:
+    """The layered graph the phases share: layers, links and widths, dummies included."""
 
+    layer: dict[str, int]
+    widths: dict[str, float]
+    down: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    up: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    chains: list[tuple[str, str, bool, list[str]]] = field(default_factory=list)
+
+
+def _with_dummies(
+    size: dict[str, Box], dag: list[tuple[str, str, bool]], layer: dict[str, int]
+) -> _Graph:
+    """Return the graph with one zero-width dummy per layer a long edge crosses."""
     # Long edges get one zero-width dummy per layer they cross, so they route around nodes.
-    down: dict[str, list[str]] = defaultdict(list)
-    up: dict[str, list[str]] = defaultdict(list)
-    chains: list[tuple[str, str, bool, list[str]]] = []
-    widths = {k: b.width for k, b in size.items()}
+    graph = _Graph(layer=layer, widths={k: b.width for k, b in size.items()})
     for n, (a, b, flipped) in enumerate(dag):
         chain = [a]
         for step in range(layer[a] + 1, layer[b]):
             dummy = f"\0{n}.{step}"
             layer[dummy] = step
-            widths[dummy] = 0.0
+            graph.widths[dummy] = 0.0
             chain.append(dummy)
         chain.append(b)
         for u, v in itertools.pairwise(chain):
-            down[u].append(v)
-            up[v].append(u)
-        chains.append((a, b, flipped, chain))
+            graph.down[u].append(v)
+            graph.up[v].append(u)
+        graph.chains.append((a, b, flipped, chain))
+    return graph
 
+
+def _initial_rows(layer: dict[str, int]) -> list[list[str]]:
+    """Return the keys of each layer, real nodes before dummies."""
     depth = max(layer.values(), default=-1) + 1
     rows: list[list[str]] = [[] for _ in range(depth)]
     for key in sorted(layer, key=lambda k: (k.startswith("\0"), 0)):
         rows[layer[key]].append(key)
+    return rows
+
+
+def _order(rows: list[list[str]], graph: _Graph, sweeps: int) -> list[list[str]]:
+    """Reorder each layer by barycenter sweeps; return the ordering with the fewest crossings."""
+    depth = len(rows)
+    down, up = graph.down, graph.up
 
     def total_crossings() -> int:
         return sum(_crossings(rows[i], rows[i + 1], down) for i in range(depth - 1))
@@ -227,8 +234,12 @@ def layered(
         score = total_crossings()
         if score < best_score:
             best, best_score = [list(r) for r in rows], score
-    rows = best
+    return best
 
+
+def _x_positions(rows: list[list[str]], graph: _Graph, node_gap: float) -> dict[str, float]:
+    """Return each key's centre x: packed left, then pulled towards its neighbours' mean."""
+    widths, up, down = graph.widths, graph.up, graph.down
     x: dict[str, float] = {}
     for row in rows:
         cursor = 0.0
@@ -255,7 +266,20 @@ def layered(
             ]
             for key, value in zip(row, _isotonic(targets, gaps), strict=True):
                 x[key] = value
+    return x
 
+
+def _place(
+    size: dict[str, Box],
+    rows: list[list[str]],
+    graph: _Graph,
+    x: dict[str, float],
+    *,
+    rank_gap: float,
+    margin: float,
+) -> Layout:
+    """Return the layout: nodes at their rows' tops, edges routed through their dummies."""
+    widths, layer = graph.widths, graph.layer
     left = min((x[k] - widths[k] / 2 for k in x), default=0.0)
     heights = [max((size[k].height for k in row if k in size), default=0.0) for row in rows]
     tops = []
@@ -272,7 +296,7 @@ def layered(
         right = max(right, placed.x + placed.width)
     layout.width = right + margin
 
-    for a, b, flipped, chain in chains:
+    for a, b, flipped, chain in graph.chains:
         src, dst = layout.nodes[a], layout.nodes[b]
         points: list[Point] = [(src.cx, src.y + src.height)]
         for dummy in chain[1:-1]:
@@ -286,6 +310,26 @@ def layered(
         else:
             layout.routes.append(Route(a, b, points))
     return layout
+
+
+def layered(
+    boxes: list[Box],
+    edges: list[tuple[str, str]],
+    *,
+    rank_gap: float = 36.0,
+    node_gap: float = 20.0,
+    margin: float = 4.0,
+    sweeps: int = 6,
+) -> Layout:
+    """Lay ``boxes`` out in layers so every edge points down; return positions and routes."""
+    size = {b.key: b for b in boxes}
+    keys = list(size)
+    clean = list(dict.fromkeys((a, b) for a, b in edges if a in size and b in size and a != b))
+    dag = _acyclic(keys, clean)
+    graph = _with_dummies(size, dag, _layers(keys, dag))
+    rows = _order(_initial_rows(graph.layer), graph, sweeps)
+    x = _x_positions(rows, graph, node_gap)
+    return _place(size, rows, graph, x, rank_gap=rank_gap, margin=margin)
 
 
 def path_data(points: list[Point]) -> str:

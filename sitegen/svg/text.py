@@ -1,19 +1,13 @@
-"""Helpers shared by the SVG writers: escaping, text width guesses, status classes."""
+"""Helpers shared by the SVG writers: text width guesses, clipping, status classes."""
 
 from __future__ import annotations
 
-import html
 import re
 
 # Width guesses for text we cannot measure at build time (12 px monospace ≈ 7.2 px a glyph).
 MONO_CHAR = 7.3
 SANS_CHAR = 7.6
 _NOT_CLASS = re.compile(r"[^a-z0-9]+")
-
-
-def esc(text: str) -> str:
-    """Escape text for SVG/HTML content and double-quoted attributes."""
-    return html.escape(text, quote=True)
 
 
 def clip(text: str, limit: int) -> str:

@@ -10,8 +10,9 @@ from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render.formatting import DURATIONS, Memo, duration
+from sitegen.render.htmlsafe import esc
 from sitegen.render.payload import task_status
-from sitegen.svg.text import clip, esc, num
+from sitegen.svg.text import clip, num
 
 WIDTH = 1000.0
 GUTTER = 150.0
@@ -85,6 +86,119 @@ def extent(tasks: Sequence[TaskEnd]) -> tuple[int, int] | None:
     )
 
 
+def _stage_texts(stage_id: int, colour: int) -> tuple[str, str, str]:
+    """Return a stage's bar openings up to x (as is, and failed) and its tip's stage part."""
+    cls = f"tl-bar c{colour % COLOURS}"
+    return (
+        f'<rect class="{cls}" x="',
+        f'<rect class="{cls} failed" x="',
+        # A character reference, not "·": the picture stays ASCII, so the
+        # page splices its 100 KB as bytes without widening (see fragments).
+        f" &#183; stage {stage_id} &#183; ",
+    )
+
+
+def _lane_bars(
+    lane: Sequence[TaskEnd],
+    top: int,
+    t0: int,
+    thinnest: int,
+    stage_texts: dict[int, tuple[str, str, str]],
+    colour_of: Callable[[int], int],
+    body: list[str],
+) -> int:
+    """Append one lane's bars to ``body``, packed into rows from ``top``; return the rows."""
+    push, pop = heapq.heappush, heapq.heappop
+    width_tip, took_end = _WIDTH_TIP, _TOOK_END  # local: read once per bar
+    # The text between a bar's x and width, per row: y is the same for every bar in it.
+    row_ys: list[str] = []
+    # Each task takes the first free row (packed and drawn in one pass). Tasks come by
+    # start, so a row that is free now stays free for every later task: keep the free
+    # rows sorted high to low (the lowest pops off the end; they free up in bunches) and
+    # the busy ones in a heap by end time.
+    free: list[int] = []
+    busy: list[tuple[int, int]] = []  # (end, row)
+    last_stage = None  # bars come in runs of one stage: look its texts up per run
+    head = failed_head = stage_tip = ""
+    for task in lane:
+        start, end = task.start_exec_time, task.end_exec_time
+        if busy and busy[0][0] <= start:
+            while busy and busy[0][0] <= start:
+                free.append(pop(busy)[1])
+            free.sort(reverse=True)
+        if free:
+            row = free.pop()
+            push(busy, (end, row))
+        elif len(row_ys) < MAX_ROWS:
+            row = len(row_ys)
+            row_ys.append(f'" y="{top + row * PITCH}" width="')
+            push(busy, (end, row))
+        else:
+            # Overflow shares the last row rather than growing forever (and frees nothing).
+            row = MAX_ROWS - 1
+        stage_id = task.stage_id
+        if stage_id != last_stage:
+            last_stage = stage_id
+            texts = stage_texts.get(stage_id)
+            if texts is None:
+                texts = stage_texts[stage_id] = _stage_texts(stage_id, colour_of(stage_id))
+            head, failed_head, stage_tip = texts
+        took = end - start if end > start else 0
+        if task.status == "Successful":
+            body.append(
+                f"{head}{start - t0}{row_ys[row]}"
+                f"{width_tip[took if took > thinnest else thinnest]}"
+                f"{task.task_id}{stage_tip}{took_end[took]}"
+            )
+            continue
+        # The tip is short (the lane already names the executor; one tip per task), and
+        # only the status text can need escaping.
+        status = task_status(task.status)
+        note = ""
+        if status.word != "Successful":
+            note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
+        body.append(
+            f"{failed_head if status.failed else head}{start - t0}{row_ys[row]}"
+            f"{width_tip[took if took > thinnest else thinnest]}"
+            f"{task.task_id}{stage_tip}{DURATIONS[took]}{note}</title></rect>"
+        )
+    return len(row_ys)
+
+
+def _lane_head(n: int, executor: str, y: int, height: int, lane_id: str, bars: str) -> str:
+    """Return a lane's opening: its band, its label and the opening of its bars' group."""
+    band = "tl-band odd" if n % 2 else "tl-band"
+    return (
+        f'<g class="tl-lane" id="{lane_id}"><title>{esc(executor)}</title>'
+        f'<rect class="{band}" x="0" y="{y}" width="{num(WIDTH)}" height="{height}"/>'
+        f'<text class="tl-label" x="6" y="{num(y + height / 2 + 4)}">'
+        f"{esc(clip(executor, 20))}</text>{bars}"
+    )
+
+
+def _axis(span: int, scale: float, height: int) -> str:
+    """Return the time axis: its line, and a tick with its label every ``nice_step``."""
+    step = nice_step(span)
+    axis = [
+        f'<line class="tl-axis" x1="{GUTTER}" y1="{AXIS - 4}" '
+        f'x2="{WIDTH - RIGHT}" y2="{AXIS - 4}"/>'
+    ]
+    tick = 0.0
+    while tick <= span:
+        x_tick = GUTTER + tick * scale
+        axis.append(
+            f'<line class="tl-tick" x1="{num(x_tick)}" y1="{AXIS - 4}" '
+            f'x2="{num(x_tick)}" y2="{height}"/>'
+        )
+        anchor = "end" if x_tick > WIDTH - 60 else "middle" if tick else "start"
+        axis.append(
+            f'<text class="tl-time" x="{num(x_tick)}" y="{AXIS - 8}" text-anchor="{anchor}">'
+            f"{'+' if tick else ''}{duration(tick)}</text>"
+        )
+        tick += step
+    return "".join(axis)
+
+
 def timeline(
     tasks: Sequence[TaskEnd],
     colour_of: Callable[[int], int],
@@ -107,109 +221,22 @@ def timeline(
     # axis: integers format fast and lose nothing. A bar is at least one pixel wide.
     bars = f'<g class="tl-bars" transform="translate({num(GUTTER)} 0) scale({scale!r} 1)">'
     thinnest = math.ceil(1 / scale)
-    # Per stage id: a bar's opening text up to its x (as is, and failed), and its tip's
-    # stage part (they repeat across 800 bars).
+    # Per stage id (they repeat across 800 bars): see _stage_texts.
     stage_texts: dict[int, tuple[str, str, str]] = {}
-    push, pop = heapq.heappush, heapq.heappop
-    width_tip, took_end = _WIDTH_TIP, _TOOK_END  # local: read once per bar
-
     body: list[str] = []
     y = AXIS
     for n, (executor, lane) in enumerate(lanes):
         # The lane's head holds its height, known once its bars are packed: keep its place.
         head_at = len(body)
         body.append("")
-        top = y + LANE_PAD
-        # The text between a bar's x and width, per row: y is the same for every bar in it.
-        row_ys: list[str] = []
-        # Each task takes the first free row (packed and drawn in one pass). Tasks come by
-        # start, so a row that is free now stays free for every later task: keep the free
-        # rows sorted high to low (the lowest pops off the end; they free up in bunches) and
-        # the busy ones in a heap by end time.
-        free: list[int] = []
-        busy: list[tuple[int, int]] = []  # (end, row)
-        last_stage = None  # bars come in runs of one stage: look its texts up per run
-        head = failed_head = stage_tip = ""
-        for task in lane:
-            start, end = task.start_exec_time, task.end_exec_time
-            if busy and busy[0][0] <= start:
-                while busy and busy[0][0] <= start:
-                    free.append(pop(busy)[1])
-                free.sort(reverse=True)
-            if free:
-                row = free.pop()
-                push(busy, (end, row))
-            elif len(row_ys) < MAX_ROWS:
-                row = len(row_ys)
-                row_ys.append(f'" y="{top + row * PITCH}" width="')
-                push(busy, (end, row))
-            else:
-                # Overflow shares the last row rather than growing forever (and frees nothing).
-                row = MAX_ROWS - 1
-            stage_id = task.stage_id
-            if stage_id != last_stage:
-                last_stage = stage_id
-                texts = stage_texts.get(stage_id)
-                if texts is None:
-                    cls = f"tl-bar c{colour_of(stage_id) % COLOURS}"
-                    texts = stage_texts[stage_id] = (
-                        f'<rect class="{cls}" x="',
-                        f'<rect class="{cls} failed" x="',
-                        # A character reference, not "·": the picture stays ASCII, so the
-                        # page splices its 100 KB as bytes without widening (see fragments).
-                        f" &#183; stage {stage_id} &#183; ",
-                    )
-                head, failed_head, stage_tip = texts
-            took = end - start if end > start else 0
-            if task.status == "Successful":
-                body.append(
-                    f"{head}{start - t0}{row_ys[row]}"
-                    f"{width_tip[took if took > thinnest else thinnest]}"
-                    f"{task.task_id}{stage_tip}{took_end[took]}"
-                )
-                continue
-            # The tip is short (the lane already names the executor; one tip per task), and
-            # only the status text can need escaping.
-            status = task_status(task.status)
-            note = ""
-            if status.word != "Successful":
-                note = esc(f"\n{status.word}: {status.reason} {status.error}".rstrip(": "))
-            body.append(
-                f"{failed_head if status.failed else head}{start - t0}{row_ys[row]}"
-                f"{width_tip[took if took > thinnest else thinnest]}"
-                f"{task.task_id}{stage_tip}{DURATIONS[took]}{note}</title></rect>"
-            )
-        height = len(row_ys) * PITCH + 2 * LANE_PAD
-        band = "tl-band odd" if n % 2 else "tl-band"
-        body[head_at] = (
-            f'<g class="tl-lane" id="{lane_id(executor)}"><title>{esc(executor)}</title>'
-            f'<rect class="{band}" x="0" y="{y}" width="{num(WIDTH)}" height="{height}"/>'
-            f'<text class="tl-label" x="6" y="{num(y + height / 2 + 4)}">'
-            f"{esc(clip(executor, 20))}</text>{bars}"
-        )
+        rows = _lane_bars(lane, y + LANE_PAD, t0, thinnest, stage_texts, colour_of, body)
+        height = rows * PITCH + 2 * LANE_PAD
+        body[head_at] = _lane_head(n, executor, y, height, lane_id(executor), bars)
         body.append("</g></g>")
         y += height
     height = y + 4
-    step = nice_step(span)
-    axis = [
-        f'<line class="tl-axis" x1="{GUTTER}" y1="{AXIS - 4}" '
-        f'x2="{WIDTH - RIGHT}" y2="{AXIS - 4}"/>'
-    ]
-    tick = 0.0
-    while tick <= span:
-        x_tick = GUTTER + tick * scale
-        axis.append(
-            f'<line class="tl-tick" x1="{num(x_tick)}" y1="{AXIS - 4}" '
-            f'x2="{num(x_tick)}" y2="{height}"/>'
-        )
-        anchor = "end" if x_tick > WIDTH - 60 else "middle" if tick else "start"
-        axis.append(
-            f'<text class="tl-time" x="{num(x_tick)}" y="{AXIS - 8}" text-anchor="{anchor}">'
-            f"{'+' if tick else ''}{duration(tick)}</text>"
-        )
-        tick += step
     return (
         f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {height}" role="img" '
         f'aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">'
-        f"{''.join(axis)}{''.join(body)}</svg>"
+        f"{_axis(span, scale, height)}{''.join(body)}</svg>"
     )
