@@ -178,7 +178,6 @@ PENDING_PAGES = {
         "scale.md",
         "phones-and-big-jobs.md",
         "robustness.md",
-        "code-layout.md",
     )
 }
 LINK = re.compile(r"!?\[[^\]]*\]\(([^()\s]+)\)")
