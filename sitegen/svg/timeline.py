@@ -144,8 +144,10 @@ def timeline(
                 row_ys.append(f'" y="{top + row * PITCH}" width="')
                 push(busy, (end, row))
             else:
-                # Overflow shares the last row rather than growing forever (and frees nothing).
-                row = MAX_ROWS - 1
+                # More tasks at once than rows: share the row that frees up first, so the
+                # overlap spreads over every row instead of piling into the last one.
+                busy_until, row = busy[0]
+                heapq.heapreplace(busy, (max(busy_until, end), row))
             stage_id = task.stage_id
             if stage_id != last_stage:
                 last_stage = stage_id
@@ -154,7 +156,8 @@ def timeline(
                     cls = f"tl-bar c{colour_of(stage_id) % COLOURS}"
                     texts = stage_texts[stage_id] = (
                         f'<rect class="{cls}" x="',
-                        f'<rect class="{cls} failed" x="',
+                        # Failed bars take keyboard focus: the page shows a focused bar's tip.
+                        f'<rect class="{cls} failed" tabindex="0" x="',
                         # A character reference, not "·": the picture stays ASCII, so the
                         # page splices its 100 KB as bytes without widening (see fragments).
                         f" &#183; stage {stage_id} &#183; ",
@@ -209,7 +212,8 @@ def timeline(
         )
         tick += step
     return (
-        f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {height}" role="img" '
+        f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {height}" width="{num(WIDTH)}" '
+        f'height="{height}" role="img" '
         f'aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">'
         f"{''.join(axis)}{''.join(body)}</svg>"
     )
