@@ -128,26 +128,36 @@ def timeline(
         # the busy ones in a heap by end time.
         free: list[int] = []
         busy: list[tuple[int, int]] = []  # (end, row)
+        # Each row's latest end: a shared row (below) leaves a stale entry in ``busy``.
+        row_end: list[int] = []
+        spilled = 0
         last_stage = None  # bars come in runs of one stage: look its texts up per run
         head = failed_head = stage_tip = ""
         for task in lane:
             start, end = task.start_exec_time, task.end_exec_time
             if busy and busy[0][0] <= start:
                 while busy and busy[0][0] <= start:
-                    free.append(pop(busy)[1])
+                    until, row = pop(busy)
+                    if row_end[row] == until:
+                        free.append(row)
                 free.sort(reverse=True)
             if free:
                 row = free.pop()
+                row_end[row] = end
                 push(busy, (end, row))
             elif len(row_ys) < MAX_ROWS:
                 row = len(row_ys)
                 row_ys.append(f'" y="{top + row * PITCH}" width="')
+                row_end.append(end)
                 push(busy, (end, row))
             else:
-                # More tasks at once than rows: share the row that frees up first, so the
-                # overlap spreads over every row instead of piling into the last one.
-                busy_until, row = busy[0]
-                heapq.heapreplace(busy, (max(busy_until, end), row))
+                # More tasks at once than rows: they take the rows in turn, so the overlap
+                # spreads evenly over the lane instead of piling into one row.
+                row = spilled % MAX_ROWS
+                spilled += 1
+                if end > row_end[row]:
+                    row_end[row] = end
+                    push(busy, (end, row))
             stage_id = task.stage_id
             if stage_id != last_stage:
                 last_stage = stage_id
