@@ -25,7 +25,7 @@ MIN_CHART_TEXT_PX = 11.0
 MAX_FAILURE_ROW_PX = 80.0
 # The error under it is about as wide as the screen: not a column of a few characters.
 MIN_ERROR_WIDTH_PX = 250.0
-BIG_TASKS = urls.TASKS_PER_PAGE + 30
+BIG_TASKS = urls.TASKS_PER_PAGE + 30  # two task pages
 OPERATOR_PAGE = """# Runbook
 
 | Symptom | First thing to check | Who to call | Dashboard |
