@@ -1,7 +1,7 @@
-"""Retake the README's screenshot of a job page with headless Chromium.
+"""Retake the README's screenshots of a job page with headless Chromium.
 
 Run ``python docs/screenshot.py``: it builds the examples into a temporary directory and
-writes ``docs/job-page.png``.
+writes ``docs/job-page.png`` (a desktop) and ``docs/job-page-phone.png`` (a phone, 375 px).
 """
 
 from __future__ import annotations
@@ -33,6 +33,15 @@ def main() -> None:
                 path=str(Path(__file__).parent / "job-page.png"),
                 full_page=True,
                 clip={"x": 0, "y": 0, "width": 1280, "height": height},
+            )
+            # A phone (375 CSS px at 2x): the failure, summary and DAG, as a phone shows them.
+            phone = browser.new_page(viewport={"width": 375, "height": 800}, device_scale_factor=2)
+            phone.goto((site / "jobs" / JOB / "index.html").as_uri())
+            height = phone.locator("#stages").bounding_box()["y"]
+            phone.screenshot(
+                path=str(Path(__file__).parent / "job-page-phone.png"),
+                full_page=True,
+                clip={"x": 0, "y": 0, "width": 375, "height": height},
             )
             browser.close()
 

@@ -43,12 +43,16 @@ def broken_links(site: Path) -> list[str]:
         ids[page] = found.ids
         for link in found.links:
             parts = urlsplit(link)
-            if parts.scheme or parts.netloc or link.startswith("/"):
+            # The 404 page is shown at any depth: it links from the host's root, where the
+            # generated host configs serve the site. Every other page links relatively.
+            rooted = page == site / "404.html" and link.startswith("/") and not parts.netloc
+            if parts.scheme or parts.netloc or (link.startswith("/") and not rooted):
                 problems.append(f"{page}: {link} (not relative)")
                 continue
             if not parts.path:
                 continue  # same-page fragment, checked below
-            target = (page.parent / unquote(parts.path)).resolve()
+            base = site if rooted else page.parent
+            target = (base / unquote(parts.path).lstrip("/")).resolve()
             if not target.is_relative_to(site.resolve()):
                 problems.append(f"{page}: {link} (leaves the site)")
             elif not target.is_file():

@@ -18,12 +18,15 @@ import pytest
 
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
+from sitegen.render import urls
 from sitegen.render.formatting import timestamp
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server, nginx
 
 SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
+PER_PAGE = urls.TASKS_PER_PAGE
+BIG_STAGE_TASKS = 2 * PER_PAGE + 7
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
@@ -260,7 +263,7 @@ def test_pages_at_the_root_of_nginx(nginx_root: str, watched: Watched) -> None:
 def test_other_pages_load_cleanly(served: tuple[str, Path], watched: Watched) -> None:
     url, _ = served
     page = watched.page
-    for path in ("executors/index.html", "problems/index.html", "running/index.html", "404.html"):
+    for path in ("executors/index.html", "problems/index.html", "running/index.html"):
         # networkidle: let the favicon load before the next navigation aborts it.
         page.goto(url + path, wait_until="networkidle")
         assert page.locator("header.site nav a").count() >= 4
@@ -271,6 +274,26 @@ def test_other_pages_load_cleanly(served: tuple[str, Path], watched: Watched) ->
     fragment = page.url.split("#", 1)[1]
     assert page.locator(f"svg.timeline g#{fragment}").count() == 1
     watched.clean()
+
+
+def test_404_page_deep_in_the_site_is_whole_on_nginx(nginx_root: str, browser: Any) -> None:
+    # Built without --base-url, served at the root of the host by the generated config.
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    failed: list[str] = []
+    page.on("requestfailed", lambda r: failed.append(r.url))
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    response = page.goto(nginx_root + "jobs/nope/stage-9.html", wait_until="networkidle")
+    assert response is not None and response.status == 404
+    assert failed == [nginx_root + "jobs/nope/stage-9.html"]  # only the page itself
+    # Styled: the stylesheet loaded (its header background, not the browser's default).
+    head = page.evaluate("getComputedStyle(document.querySelector('header.site')).backgroundColor")
+    assert head == "rgb(240, 243, 246)"
+    page.get_by_role("link", name="Problems").first.click()
+    page.wait_for_load_state()
+    assert page.url == nginx_root + "problems/index.html"
+    assert page.locator("h1").inner_text() == "Problems"
+    context.close()
 
 
 def test_phone_and_dark(served: tuple[str, Path], browser: Any) -> None:
@@ -350,8 +373,8 @@ def test_find_a_job_on_any_page(
 
 @pytest.fixture(scope="module")
 def big_stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A site with one stage of 2,100 tasks: its task table has three pages."""
-    spec = JobSpec("big job", "tpch-q1", stages=1, tasks_per_stage=2_100)
+    """A site with one stage whose task table has three pages, the last one short."""
+    spec = JobSpec("big job", "tpch-q1", stages=1, tasks_per_stage=BIG_STAGE_TASKS)
     with built_and_served(tmp_path_factory, "big-stage", [(spec, 3)]) as (port, site, _):
         yield f"http://127.0.0.1:{port}/", site
 
@@ -366,20 +389,20 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
     pager = page.locator("nav.pager").first
     assert "Page 1 of 3" in pager.inner_text()
     pager.get_by_text("Last »").click()
-    # The click waits for the next page to commit, not to load: count its rows once loaded.
     page.wait_for_load_state()
-    assert page.locator("table.tasks tbody tr").count() == 100
-    assert "Tasks 2,001–2,100 of 2,100" in page.locator("table.tasks caption").inner_text()
+    assert page.locator("table.tasks tbody tr").count() == 7
+    caption = f"Tasks {2 * PER_PAGE + 1:,}–{BIG_STAGE_TASKS:,} of {BIG_STAGE_TASKS:,}"
+    assert caption in page.locator("table.tasks caption").inner_text()
     page.locator("nav.pager").first.get_by_text("‹ Previous").click()
     page.wait_for_load_state()
     rows = page.locator("table.tasks tbody tr")
-    assert rows.count() == 1_000
-    assert rows.first.locator("td").first.inner_text() == "1000"
+    assert rows.count() == PER_PAGE
+    assert rows.first.locator("td").first.inner_text() == str(PER_PAGE)
     # Sorting works within the page: by duration, the longest last.
     page.locator("table.tasks th", has_text="Duration").locator("button").click()
     took = [int(v) for v in page.locator("table.tasks tbody td[data-v]").evaluate_all(
         "cells => cells.map(c => c.dataset.v)")]  # fmt: skip
-    assert len(took) == 1_000 and took == sorted(took)
+    assert len(took) == PER_PAGE and took == sorted(took)
     page.locator("nav.crumbs a", has_text="Stage 1").click()
     page.wait_for_load_state()
     assert page.locator("#summary").count() == 1

@@ -176,7 +176,6 @@ PENDING_PAGES = {
         "findings.md",
         "trends.md",
         "scale.md",
-        "phones-and-big-jobs.md",
         "robustness.md",
     )
 }

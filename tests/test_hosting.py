@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
+import http.client
 import json
 import re
 import urllib.request
@@ -13,11 +15,11 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import pytest
 
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
-from sitegen.publish.hosting import HIDDEN
+from sitegen.publish.hosting import HIDDEN, PAGE_CACHE, STATIC_CACHE
 from tests.conftest import require
 from tests.endpoints import endpoints
 from tests.logs import job_lines, write
-from tests.servers import apache, caddy, get, http_server, nginx
+from tests.servers import Response, apache, caddy, get, http_server, nginx
 
 UGLY_IDS = ["with space", "100%done", "a#b", "why?", "a+b", "ünïcødé-日本", ".dotted", "stages"]
 
@@ -113,7 +115,8 @@ def test_configured_host_serves_pages_and_assets_alike(
 
 
 @pytest.mark.parametrize(
-    ("host", "base_url"), [("nginx", None), ("nginx", "/"), ("apache", "/"), ("caddy", "/")]
+    ("host", "base_url"),
+    [("nginx", None), ("caddy", None), ("apache", None), ("nginx", "/"), ("caddy", "/")],
 )
 def test_404_page_deep_in_the_site_links_back(
     host: str, base_url: str | None, example_logs: Path, tmp_path: Path
@@ -123,19 +126,19 @@ def test_404_page_deep_in_the_site_links_back(
     with configured_host(host, site, tmp_path / host) as port:
         page = get(port, "/jobs/no-such-job/deeper/stage-9.html")
         assert page.status == 404 and b"Not found" in page.body
-        hrefs = re.findall(r'href="([^"]*)"', page.body.decode())
+        # Every link but the in-page ones (the skip link to #main).
+        hrefs = re.findall(r'href="([^"#][^"]*)"', page.body.decode())
         assert len(hrefs) >= 8
         # Resolve each link as a browser would, against the address the 404 was shown at.
         statuses = {
             h: get(port, urlsplit(urljoin("/jobs/no-such-job/deeper/", h)).path).status
             for h in hrefs
         }
-    if base_url is None:
-        # Relative links only resolve at the top level: the page says so.
-        assert statuses["static/style.css"] == 404
-        assert b"--base-url" in page.body
-    else:
-        assert set(statuses.values()) == {200}, statuses
+    # Without --base-url the page links from the host's root, where these configs serve it.
+    assert set(statuses.values()) == {200}, statuses
+    assert "/static/style.css" in hrefs
+    # What the page says where it cannot know its address: only without --base-url.
+    assert (b"--base-url" in page.body) == (base_url is None)
 
 
 def test_nginx_config_from_cli_is_complete(tmp_path: Path) -> None:
@@ -214,3 +217,34 @@ def test_host_files_are_written(example_site: tuple[Path, BuildReport]) -> None:
     assert "/api/job/:job_id/stages\n  Content-Type: application/json\n" in headers
     redirects = (site / "_redirects").read_text().splitlines()
     assert redirects[1:] == ["/api/job/:job_id  /api/job/:job_id/index.json  200!"]
+
+
+def _get_gzip(port: int, path: str) -> Response:
+    """GET ``path`` as a browser does, accepting gzip; the body stays as sent."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Accept-Encoding": "gzip"})
+        resp = conn.getresponse()
+        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("host", ["nginx", "caddy"])
+def test_assets_travel_compressed_with_a_cache_lifetime(
+    host: str, example_site: tuple[Path, BuildReport], tmp_path: Path
+) -> None:
+    site = example_site[0]
+    with configured_host(host, site, tmp_path / host) as port:
+        for path in ("/static/style.css", "/static/tables.js", "/index.html"):
+            resp = _get_gzip(port, path)
+            assert resp.status == 200, path
+            assert resp.headers.get("content-encoding") == "gzip", path
+            assert gzip.decompress(resp.body) == (site / path.lstrip("/")).read_bytes(), path
+            lifetime = resp.headers.get("cache-control")
+            # Assets keep their names across builds: an hour; pages revalidate every time.
+            assert lifetime == (STATIC_CACHE if "static" in path else PAGE_CACHE), path
+        # The API's bodies are served as stored, even to a client that accepts gzip.
+        api = _get_gzip(port, "/api/jobs")
+        assert "content-encoding" not in api.headers
+        assert api.body == (site / "api/jobs").read_bytes()

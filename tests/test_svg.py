@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 import itertools
 import xml.etree.ElementTree as ET
+from collections import Counter
 
 import pytest
 from hypothesis import example, given
@@ -138,6 +139,7 @@ def test_histogram() -> None:
 def _first_free_rows(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
     """The plain definition of the lane packing: each task takes the lowest free row."""
     rows_end: list[int] = []
+    spilled = 0
     placed = []
     for task in sorted(tasks, key=lambda t: (t.start_exec_time, t.end_exec_time, t.task_id)):
         for row, end in enumerate(rows_end):
@@ -149,7 +151,10 @@ def _first_free_rows(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
             if row < timeline.MAX_ROWS:
                 rows_end.append(task.end_exec_time)
             else:
-                row = timeline.MAX_ROWS - 1
+                # Every row busy: the rows take the extra tasks in turn.
+                row = spilled % timeline.MAX_ROWS
+                spilled += 1
+                rows_end[row] = max(rows_end[row], task.end_exec_time)
         placed.append((row, task))
     return placed
 
@@ -175,6 +180,27 @@ def _drawn_rows(tasks: list[TaskEnd]) -> list[tuple[int, TaskEnd]]:
 def test_lane_packing_takes_the_first_free_row(spans: list[tuple[int, int]]) -> None:
     tasks = [_task(1, n, "e", start, start + took) for n, (start, took) in enumerate(spans)]
     assert _drawn_rows(tasks) == _first_free_rows(tasks)
+
+
+def test_a_pile_of_simultaneous_tasks_spreads_over_every_row() -> None:
+    # A big job: 600 attempts at once on one executor, far more than a lane has rows.
+    tasks = [_task(1, n, "e", 1000 + n % 7, 5000 + n) for n in range(600)]
+    per_row = Counter(row for row, _ in _drawn_rows(tasks))
+    assert len(per_row) == timeline.MAX_ROWS
+    assert max(per_row.values()) <= -(-600 // timeline.MAX_ROWS), per_row
+
+
+@given(st.lists(st.tuples(st.integers(1, 400), st.integers(0, 300)), min_size=1, max_size=120))
+def test_no_bars_overlap_in_a_row_while_rows_suffice(spans: list[tuple[int, int]]) -> None:
+    tasks = [_task(1, n, "e", start, start + took) for n, (start, took) in enumerate(spans)]
+    busiest = max(sum(1 for s, t in spans if s <= at < s + t) for at in range(1, 701))
+    rows: dict[int, list[TaskEnd]] = {}
+    for row, task in _drawn_rows(tasks):
+        rows.setdefault(row, []).append(task)
+    if busiest <= timeline.MAX_ROWS:
+        for placed in rows.values():
+            for a, b in itertools.pairwise(sorted(placed, key=lambda t: t.start_exec_time)):
+                assert a.end_exec_time <= b.start_exec_time
 
 
 def _unquote_by_hand(token: str) -> str:

@@ -7,6 +7,15 @@ from pathlib import Path
 from sitegen.layout import ALL_ENDPOINTS, CONTENT_TYPES, INDEX_JSON, MANIFEST_NAME, Body
 
 HIDDEN = (MANIFEST_NAME, ".htaccess", "_headers", "_redirects")
+# The shipped CSS, script and icon keep their names across builds (pages link them from
+# every depth and over file://, so no content hash in the name): an hour, not a year, lets
+# an upgraded sitegen's style reach visitors the same day.
+STATIC_CACHE = "public, max-age=3600"
+# Pages change with every build: a browser revalidates them (a cheap 304 by ETag).
+PAGE_CACHE = "no-cache"
+# Compressed on the wire (the bodies are unchanged once decoded). The API's JSON and text
+# stay as stored: byte-for-byte clients compare them raw.
+_GZIP_TYPES = "text/css text/javascript image/svg+xml"
 # The same names as a regex alternation, for nginx and Apache.
 _HIDDEN_ALTERNATION = "|".join(name.replace(".", r"\.") for name in HIDDEN)
 
@@ -40,7 +49,15 @@ def nginx(root: Path, listen: str) -> str:
         "    default_type application/octet-stream;\n"
         "    index index.html;\n"
         "    error_page 404 /404.html;\n"
+        "    # Pages (text/html, always in gzip_types) and the static assets travel compressed.\n"
+        "    gzip on;\n"
+        "    gzip_vary on;\n"
+        f"    gzip_types {_GZIP_TYPES};\n"
+        f'    add_header Cache-Control "{PAGE_CACHE}";\n'
         "\n"
+        "    location /static/ {\n"
+        f'        add_header Cache-Control "{STATIC_CACHE}";\n'
+        "    }\n"
         f"    location ~ ^/({_HIDDEN_ALTERNATION})$ {{\n"
         "        return 404;\n"
         "    }\n"
@@ -73,6 +90,12 @@ def caddy(root: Path, listen: str) -> str:
         f"    @hidden path {hidden}\n"
         "    error @hidden 404\n"
         '    header /api/* Access-Control-Allow-Origin "*"\n'
+        "    # Pages and static assets travel compressed; the API's bodies stay as stored.\n"
+        "    @compressed not path /api/*\n"
+        "    encode @compressed gzip\n"
+        "    @pages not path /api/* /static/*\n"
+        f'    header @pages Cache-Control "{PAGE_CACHE}"\n'
+        f'    header /static/* Cache-Control "{STATIC_CACHE}"\n'
         f"    @text path_regexp ^/api/{_alternation(Body.TEXT)}$\n"
         f'    header @text Content-Type "{Body.TEXT.value}"\n'
         f"    @json path_regexp ^/api/{_alternation(Body.JSON)}$\n"

@@ -49,7 +49,12 @@ def render(text: str) -> Markup:
     clean = nh3.clean(
         raw, tags=set(ALLOWED_TAGS), attributes=ALLOWED_ATTRIBUTES, url_schemes=set(URL_SCHEMES)
     )
-    return Markup(clean)
+    # A wide table scrolls in its own box, never the page; the box takes keyboard focus so
+    # it can be scrolled without a mouse. (Sanitised: a table tag carries no attributes.)
+    wrapped = clean.replace("<table>", '<div class="table-wrap" tabindex="0"><table>').replace(
+        "</table>", "</table></div>"
+    )
+    return Markup(wrapped)
 
 
 @dataclass(frozen=True)

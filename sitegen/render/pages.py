@@ -286,9 +286,11 @@ class PageRenderer:
             body = render_md(op.source.read_text(encoding="utf-8", errors="replace"))
             writer.write(page, self.render("page.html", page, title=op.title, body=body))
         # Hosts show the 404 page at any missing address, at any depth: relative links
-        # only resolve at the top level, so it links from the base URL when one is known.
+        # only resolve at the top level, so it links from the base URL, by default the
+        # host's root, where every generated host config (nginx, Caddy, Apache's
+        # ErrorDocument, sitegen serve) serves the site and looks for this page.
         not_found = self.render(
-            "404.html", urls.NOT_FOUND, root=self.base_url, base_url=self.base_url
+            "404.html", urls.NOT_FOUND, root=self.base_url or "/", base_url=self.base_url
         )
         writer.write(urls.NOT_FOUND, not_found)
         for name, data in self.static_files().items():

@@ -25,7 +25,11 @@ _LOW = f'<text class="tl-time" x="{LEFT}" y="{num(_BASE + 16)}">'
 _HIGH = f'<text class="tl-time" x="{WIDTH - 8}" y="{num(_BASE + 16)}" text-anchor="end">'
 _PEAK = f'<text class="tl-time" x="{LEFT - 6}" y="{num(TOP + 8)}" text-anchor="end">'
 _ZERO = f'<text class="tl-time" x="{LEFT - 6}" y="{num(_BASE)}" text-anchor="end">0</text>'
-_OPEN = f'<svg class="histogram" viewBox="0 0 {num(WIDTH)} {num(HEIGHT)}" role="img" aria-label="'
+# Its width and height: drawn at full size (scrolled, not shrunk) its text stays readable.
+_OPEN = (
+    f'<svg class="histogram" viewBox="0 0 {num(WIDTH)} {num(HEIGHT)}" width="{num(WIDTH)}" '
+    f'height="{num(HEIGHT)}" role="img" aria-label="'
+)
 
 
 # Bars at a given count have the same x and width, and bars of n tasks under a given peak

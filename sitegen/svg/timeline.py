@@ -91,7 +91,8 @@ def _stage_texts(stage_id: int, colour: int) -> tuple[str, str, str]:
     cls = f"tl-bar c{colour % COLOURS}"
     return (
         f'<rect class="{cls}" x="',
-        f'<rect class="{cls} failed" x="',
+        # Failed bars take keyboard focus: the page shows a focused bar's tip.
+        f'<rect class="{cls} failed" tabindex="0" x="',
         # A character reference, not "·": the picture stays ASCII, so the
         # page splices its 100 KB as bytes without widening (see fragments).
         f" &#183; stage {stage_id} &#183; ",
@@ -118,24 +119,36 @@ def _lane_bars(
     # the busy ones in a heap by end time.
     free: list[int] = []
     busy: list[tuple[int, int]] = []  # (end, row)
+    # Each row's latest end: a shared row (below) leaves a stale entry in ``busy``.
+    row_end: list[int] = []
+    spilled = 0
     last_stage = None  # bars come in runs of one stage: look its texts up per run
     head = failed_head = stage_tip = ""
     for task in lane:
         start, end = task.start_exec_time, task.end_exec_time
         if busy and busy[0][0] <= start:
             while busy and busy[0][0] <= start:
-                free.append(pop(busy)[1])
+                until, row = pop(busy)
+                if row_end[row] == until:
+                    free.append(row)
             free.sort(reverse=True)
         if free:
             row = free.pop()
+            row_end[row] = end
             push(busy, (end, row))
         elif len(row_ys) < MAX_ROWS:
             row = len(row_ys)
             row_ys.append(f'" y="{top + row * PITCH}" width="')
+            row_end.append(end)
             push(busy, (end, row))
         else:
-            # Overflow shares the last row rather than growing forever (and frees nothing).
-            row = MAX_ROWS - 1
+            # More tasks at once than rows: they take the rows in turn, so the overlap
+            # spreads evenly over the lane instead of piling into one row.
+            row = spilled % MAX_ROWS
+            spilled += 1
+            if end > row_end[row]:
+                row_end[row] = end
+                push(busy, (end, row))
         stage_id = task.stage_id
         if stage_id != last_stage:
             last_stage = stage_id
@@ -236,7 +249,8 @@ def timeline(
         y += height
     height = y + 4
     return (
-        f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {height}" role="img" '
+        f'<svg class="timeline" viewBox="0 0 {num(WIDTH)} {height}" width="{num(WIDTH)}" '
+        f'height="{height}" role="img" '
         f'aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">'
         f"{_axis(span, scale, height)}{''.join(body)}</svg>"
     )

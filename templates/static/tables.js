@@ -1,5 +1,5 @@
 // Progressive enhancement for the static tables: sort by a column, filter rows by text,
-// and find a job on any page of the jobs list.
+// find a job on any page of the jobs list, and show a timeline bar's tip on tap or focus.
 // Every table is complete without this file; it only reorders and hides existing rows.
 "use strict";
 (function () {
@@ -16,10 +16,28 @@
     return Number(GROUPED.test(text) ? text.replace(/,/g, "") : text);
   }
 
+  // One collator for every comparison: localeCompare with options builds one per call.
+  var COLLATOR = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+
+  // A row with its sort key, read once per sort (not once per comparison), and the detail
+  // rows under it (class "detail": an error or message at full width), which move with it.
+  function groups(body, index) {
+    var out = [];
+    Array.prototype.forEach.call(body.rows, function (row) {
+      if (row.classList.contains("detail") && out.length) {
+        out[out.length - 1].rows.push(row);
+        return;
+      }
+      var text = cellValue(row, index);
+      var number = text === "" ? NaN : numeric(text);
+      out.push({ rows: [row], text: text, number: number });
+    });
+    return out;
+  }
+
   function compare(a, b) {
-    var x = numeric(a), y = numeric(b);
-    if (a !== "" && b !== "" && !isNaN(x) && !isNaN(y)) return x - y;
-    return a.localeCompare(b, undefined, { numeric: true, sensitivity: "base" });
+    if (!isNaN(a.number) && !isNaN(b.number)) return a.number - b.number;
+    return COLLATOR.compare(a.text, b.text);
   }
 
   function makeSortable(table) {
@@ -39,13 +57,15 @@
           other.setAttribute("aria-sort", "none");
         });
         th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (r1, r2) {
-          var order = compare(cellValue(r1, index), cellValue(r2, index));
+        var sorted = groups(body, index);
+        sorted.sort(function (g1, g2) {
+          var order = compare(g1, g2);
           return ascending ? order : -order;
         });
         var fragment = document.createDocumentFragment();
-        rows.forEach(function (row) { fragment.appendChild(row); });
+        sorted.forEach(function (g) {
+          g.rows.forEach(function (row) { fragment.appendChild(row); });
+        });
         body.appendChild(fragment);
       });
     });
@@ -56,10 +76,16 @@
     return table.parentNode && table.parentNode.classList.contains("table-wrap") ? table.parentNode : table;
   }
 
-  // Put a labelled search box before the table; return its input and its live status line.
+  // Put a labelled search box before the table (in the place the page reserved for it, so
+  // nothing below it moves); return its input and its live status line.
   function searchBox(table, labelText, placeholder) {
-    var box = document.createElement("div");
-    box.className = "table-filter";
+    var wrap = wrapperOf(table);
+    var box = wrap.previousElementSibling;
+    if (!box || !box.classList.contains("table-filter") || box.firstChild) {
+      box = document.createElement("div");
+      box.className = "table-filter";
+      wrap.parentNode.insertBefore(box, wrap);
+    }
     var label = document.createElement("label");
     var input = document.createElement("input");
     input.type = "search";
@@ -71,8 +97,6 @@
     status.setAttribute("aria-live", "polite");
     box.appendChild(label);
     box.appendChild(status);
-    var wrap = wrapperOf(table);
-    wrap.parentNode.insertBefore(box, wrap);
     return { input: input, status: status };
   }
 
@@ -86,14 +110,15 @@
     var box = searchBox(table, "Filter", "Filter the rows on this page");
     box.input.addEventListener("input", function () {
       var wanted = words(box.input);
+      var all = groups(body, 0);
       var shown = 0;
-      Array.prototype.forEach.call(body.rows, function (row) {
-        var text = row.textContent.toLowerCase();
+      all.forEach(function (g) {
+        var text = g.rows.map(function (row) { return row.textContent; }).join(" ").toLowerCase();
         var match = wanted.every(function (w) { return text.indexOf(w) !== -1; });
-        row.hidden = !match;
+        g.rows.forEach(function (row) { row.hidden = !match; });
         if (match) shown += 1;
       });
-      box.status.textContent = wanted.length ? shown + " of " + body.rows.length + " rows" : "";
+      box.status.textContent = wanted.length ? shown + " of " + all.length + " rows" : "";
     });
   }
 
@@ -212,6 +237,21 @@
     });
   }
 
+  // A bar's tip (its <title>) shows on hover only with a mouse: a tap or keyboard focus on a
+  // bar writes it into the line under the picture.
+  function explainBars(svg) {
+    var line = svg.parentNode.querySelector(".tl-detail");
+    if (!line) return;
+    function show(event) {
+      var bar = event.target.closest ? event.target.closest("rect.tl-bar") : null;
+      var tip = bar && bar.querySelector("title");
+      if (tip) line.textContent = tip.textContent;
+    }
+    svg.addEventListener("click", show);
+    svg.addEventListener("focusin", show);
+  }
+
+  document.querySelectorAll("svg.timeline").forEach(explainBars);
   document.querySelectorAll("table[data-sortable]").forEach(makeSortable);
   document.querySelectorAll("table[data-filterable]").forEach(makeFilterable);
   document.querySelectorAll("table[data-find-index]").forEach(makeFindable);
