@@ -219,5 +219,5 @@ def test_the_documented_banner_override_adds_a_banner_and_changes_nothing_else(
     line = '<p class="banner">Staging cluster: jobs older than 30 days are removed.</p>\n'
     for page in ("index.html", f"jobs/{FAILED_JOB}/index.html", "problems/index.html"):
         themed = (tmp_path / "site" / page).read_text()
-        assert f'<body>\n{line}<header class="site">' in themed
+        assert f'Skip to content</a>\n{line}<header class="site">' in themed
         assert themed.replace(line, "") == (plain / page).read_text()
