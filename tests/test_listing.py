@@ -22,6 +22,8 @@ TEMPLATE_LOOP = """\
 <td data-v="{{ job.status }}"><span class="badge {{ st }}">{{ job.status }}</span></td>
 <td class="num" data-v="{{ job.completed_stages }}">{{ job.completed_stages }}/{{ job.num_stages }}</td>
 <td class="num" data-v="{{ job.tasks }}">{{ job.tasks|number }}</td>
+{% set fs = job.findings + ([extra[job.job_id]] if job.job_id in extra else []) %}
+{% if fs %}{% set w = fs|map(attribute="severity")|map(attribute="rank")|max %}{% set word = (fs|selectattr("severity.rank", "equalto", w)|first).severity %}<td data-v="{{ (w + 1) * 1000000 + fs|length }}"><span class="severity {{ word }}">{{ fs|length }} {{ word }}</span></td>{% else %}<td data-v="0"></td>{% endif %}
 <td data-v="{{ job.start_time }}"><time datetime="{{ job.start_time|timestamp_ms }}">{{ job.start_time|timestamp }}</time></td>
 {% if job.end_time >= job.start_time %}<td class="num" data-v="{{ job.end_time - job.start_time }}">{{ (job.end_time - job.start_time)|duration }}</td>{% else %}<td class="num">—</td>{% endif %}
 </tr>

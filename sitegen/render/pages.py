@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -12,11 +12,13 @@ from typing import Any
 import jinja2
 
 from sitegen.builder.notes import Note
+from sitegen.diagnose.finding import Finding
+from sitegen.diagnose.recurring import RunContext
 from sitegen.eventlog.reader import LogRead
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
 from sitegen.publish.writer import SiteWriter
-from sitegen.render import cells, formatting, urls
+from sitegen.render import cells, formatting, runs, urls
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.render.links import Linker
@@ -137,7 +139,7 @@ class PageRenderer:
             rows_cells=cells.rows_cells,
             duration_cells=cells.duration_cells,
         )
-        env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS)
+        env.globals.update(urls=urls, zip=zip, pkeys=PERCENTILE_KEYS, change=runs.change)
         return env
 
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
@@ -146,6 +148,9 @@ class PageRenderer:
             ("Jobs", urls.jobs_list(1)),
             ("Running", urls.RUNNING),
             ("Executors", urls.EXECUTORS),
+            ("Recurring", urls.RECURRING),
+            ("Failures", urls.FAILURES),
+            ("Insights", urls.INSIGHTS),
             ("Problems", urls.PROBLEMS),
         ]
         items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
@@ -183,12 +188,17 @@ class PageRenderer:
         return [str(urls.job_root(job_id))]
 
     def job_pages(
-        self, writer: SiteWriter, read: LogRead, summary: JobSummary, note: Note | None = None
+        self,
+        writer: SiteWriter,
+        read: LogRead,
+        summary: JobSummary,
+        note: Note | None = None,
+        context: RunContext | None = None,
     ) -> None:
         """Write one job's page and its stage pages (map step, in a worker)."""
         job_id = summary.job_id
         page = urls.job_page(job_id)
-        job = job_page(read, summary, page, render_md(note.text) if note else None)
+        job = job_page(read, summary, page, render_md(note.text) if note else None, context)
         writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
         for info in job.stages:
             graph_svg, hist_svg = stage_pictures(info, job_id)
@@ -221,8 +231,12 @@ class PageRenderer:
         jobs: list[JobSummary],
         running: list[RunningJob],
         problems: list[Problem],
+        extra: Mapping[str, Finding] | None = None,
     ) -> None:
-        """Write the listing pages, operator pages, assets and the 404 page (reduce step)."""
+        """Write the listing pages, operator pages, assets and the 404 page (reduce step).
+
+        ``extra`` holds the reduce step's findings (regressions) by job id.
+        """
         ordered = newest_first(jobs)
         counts = Counter(j.status for j in ordered)
         by_count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -230,7 +244,7 @@ class PageRenderer:
         for n in range(1, pages + 1):
             page = urls.jobs_list(n)
             chunk = ordered[(n - 1) * urls.JOBS_PER_PAGE : n * urls.JOBS_PER_PAGE]
-            rows = job_rows(chunk, Linker(page))
+            rows = job_rows(chunk, Linker(page), extra or {})
             writer.write(
                 page,
                 self.render(

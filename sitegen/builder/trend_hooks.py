@@ -1,0 +1,63 @@
+"""The reduce step's hooks for recurring jobs: which job pages need their run context.
+
+A job page shows the other runs of its name (previous and next run, a regression, the
+comparison with the previous successful run). The map step renders a page before the
+other runs are known; the reduce step then renders again exactly the pages whose run
+context differs from the one they were rendered with (its digest is in the manifest):
+a new run changes its predecessor's "next run" link, and nothing else's.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from sitegen.builder.manifest import LogOutcome
+from sitegen.diagnose.finding import Finding
+from sitegen.diagnose.recurring import NameTrend, RunContext, run_contexts
+from sitegen.layout import PARTS_DIR
+
+
+def contexts_by_log(
+    found: Iterable[NameTrend], outcomes: Sequence[LogOutcome], published: Iterable[int]
+) -> dict[int, RunContext]:
+    """Return the run context of each published log that has one, by log index."""
+    by_job = run_contexts(found)
+    contexts = {}
+    for n in published:
+        summary = outcomes[n].summary
+        context = by_job.get(summary.job_id) if summary else None
+        if context is not None:
+            contexts[n] = context
+    return contexts
+
+
+def stale_contexts(
+    outcomes: Sequence[LogOutcome], published: Iterable[int], contexts: dict[int, RunContext]
+) -> set[int]:
+    """Return the published logs whose page was rendered with another run context."""
+    stale = set()
+    for n in published:
+        context = contexts.get(n)
+        if outcomes[n].context_sha256 != (context.sha256 if context else ""):
+            stale.add(n)
+    return stale
+
+
+def discard_renders(
+    staging: Path, logs: Iterable[int], outcomes: Sequence[LogOutcome], in_parts: set[int]
+) -> None:
+    """Remove what this build's map step wrote for ``logs``, to render them again."""
+    for n in logs:
+        if n in in_parts:
+            shutil.rmtree(staging / PARTS_DIR / str(n))
+            in_parts.discard(n)
+        else:
+            for root in outcomes[n].roots:
+                shutil.rmtree(staging / root)
+
+
+def regressed(found: Iterable[NameTrend]) -> dict[str, Finding]:
+    """Return every regression finding, by job id."""
+    return {job_id: f for trend in found for job_id, f in trend.regressions.items()}
