@@ -88,7 +88,7 @@ def regression(
     severity = Severity.CRITICAL if ratio >= CRITICAL_RATIO else Severity.WARNING
     message = (
         f"This run took {duration(took)}, {ratio:.1f}x the median of {duration(median)} "
-        f"over the previous {len(recent)} successful runs of {name or job.job_name!r}."
+        f"over the previous {len(recent)} successful runs of “{name or job.job_name}”."
     )
     return Finding(FindingKind.REGRESSION, severity, None, None, None, round(ratio, 2), message)
 
