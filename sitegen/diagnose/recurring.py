@@ -206,3 +206,12 @@ def run_contexts(found: Iterable[NameTrend]) -> dict[str, RunContext]:
             if succeeded(job):
                 baseline = job
     return contexts
+
+
+def all_regressions(jobs: Iterable[JobSummary]) -> dict[str, Finding]:
+    """Return the regression finding of every run that regressed, by job id."""
+    return {
+        job_id: finding
+        for runs in runs_by_name(jobs).values()
+        for job_id, finding in regressions(runs).items()
+    }
