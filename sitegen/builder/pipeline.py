@@ -288,8 +288,12 @@ def _build(
         # Recurring jobs: render again each job page whose run context changed (issue 13).
         found = recurring.trends(outcomes[n].summary for n in sorted(chosen.published))  # type: ignore[misc]
         contexts = trend_hooks.contexts_by_log(found, outcomes, chosen.published)
-        redo = trend_hooks.stale_contexts(outcomes, chosen.published, contexts) - late
-        trend_hooks.discard_renders(staging, redo & fresh.keys(), outcomes, in_parts)
+        outdated = trend_hooks.stale_contexts(outcomes, chosen.published, contexts) - late
+        written = outdated & fresh.keys()
+        # Pages this build wrote get the context spliced in; published ones are rendered again.
+        unpatched = trend_hooks.patch_pages(pages, staging, written, outcomes, in_parts, contexts)
+        trend_hooks.discard_renders(staging, unpatched, outcomes, in_parts)
+        redo = (outdated - written) | unpatched
         late_results, late_parts = map_logs(
             [(n, logs[n]) for n in sorted(late | redo)],
             staging,
