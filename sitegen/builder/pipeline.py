@@ -294,6 +294,7 @@ def _build(
         unpatched = trend_hooks.patch_pages(pages, staging, written, outcomes, in_parts, contexts)
         trend_hooks.discard_renders(staging, unpatched, outcomes, in_parts)
         redo = (outdated - written) | unpatched
+        trend_hooks.forget_unpublished(outcomes, chosen.published)
         late_results, late_parts = map_logs(
             [(n, logs[n]) for n in sorted(late | redo)],
             staging,

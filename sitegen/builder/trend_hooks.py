@@ -41,6 +41,19 @@ def contexts_by_log(
     return contexts
 
 
+def forget_unpublished(outcomes: Sequence[LogOutcome], published: set[int]) -> None:
+    """Clear the context of logs off the site: one coming back is rendered afresh.
+
+    An update keeps what such a log's page held when it was last published, a clean build
+    what its first render held: recording neither (no context, no bytes on the site)
+    keeps their manifests equal.
+    """
+    for n, outcome in enumerate(outcomes):
+        if n not in published:
+            outcome.context_sha256 = ""
+            outcome.bytes = 0
+
+
 def stale_contexts(
     outcomes: Sequence[LogOutcome], published: Iterable[int], contexts: dict[int, RunContext]
 ) -> set[int]:
