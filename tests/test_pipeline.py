@@ -24,11 +24,11 @@ def _kinds(report: BuildReport) -> dict[str, str]:
 
 def test_example_site_publishes_every_completed_job(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
-    assert report.logs == 14
-    assert report.published == 12
+    assert report.logs == 27
+    assert report.published == 25
     assert sorted(report.skipped.items()) == [("incomplete", 1), ("malformed", 1)]
     listed = json.loads((site / "api/jobs").read_bytes())
-    assert len(listed) == 12
+    assert len(listed) == 25
     starts = [(-j["start_time"], j["job_id"]) for j in listed]
     assert starts == sorted(starts)
     statuses = {j["status"] for j in listed}
@@ -144,7 +144,7 @@ def test_logs_that_cannot_be_opened_are_problems(tmp_path: Path, example_logs: P
     (example_logs / "dir.eventlog").mkdir()
     out = tmp_path / "site"
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 12
+    assert report.published == 25
     unreadable = {p.file: p.message for p in report.problems if p.kind == "unreadable"}
     assert unreadable == {
         "dangling.eventlog": "No such file or directory",
