@@ -190,7 +190,7 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     victim.rename(tmp_path / victim.name)
     report = build(BuildOptions(example_logs, out))
     assert not (out / "api/job" / job_id).exists()
-    assert report.published in (10, 11)
+    assert report.published in (23, 24)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
@@ -287,7 +287,7 @@ def test_killed_full_build_leaves_the_old_or_the_new_site(
     assert False in seen  # at least one kill landed before the swap
     # The next build sweeps the dead builds' staging dirs and publishes normally.
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 72
+    assert report.published == 85
     assert tree(out) == after
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clean", "logs", "site"]
 
@@ -310,7 +310,7 @@ def test_killed_incremental_build_leaves_a_consistent_site(
             for name in ("index.json", "index.html", "stages", "config", "dot"):
                 assert (base / name).is_file(), (delay, job["job_id"], name)
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 42
+    assert report.published == 55
     clean = tmp_path / "clean"
     build(BuildOptions(example_logs, clean))
     assert tree(out) == tree(clean)
