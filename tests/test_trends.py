@@ -427,3 +427,21 @@ def test_fail_on_refuses_unknown_kinds(bad: str) -> None:
 
 def test_fail_on_kinds_are_every_finding_kind_and_failed() -> None:
     assert set(gate.KINDS) == {str(k) for k in FindingKind} | {"failed"}
+
+
+def test_a_job_template_without_markers_is_rendered_again(tmp_path: Path) -> None:
+    from sitegen.render.templates import default_template_dir
+
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    shipped = (default_template_dir() / "job.html").read_text()
+    plain = shipped.replace("<!--sitegen:runs-->", "").replace("<!--/sitegen:runs-->", "")
+    assert plain != shipped
+    (theme / "job.html").write_text(plain)
+    logs = tmp_path / "logs"
+    daily_runs(logs, 3)
+    report = build(BuildOptions(logs, tmp_path / "site", templates_dir=theme))
+    assert report.rebuilt == 3
+    first = (tmp_path / "site/jobs/run0/index.html").read_text()
+    assert 'rel="next" href="../../jobs/run1/index.html"' in first
+    assert "sitegen:runs" not in first
