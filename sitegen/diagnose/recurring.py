@@ -6,6 +6,7 @@ published job (or, later, rows of the build's database).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import statistics
@@ -115,7 +116,7 @@ class NameTrend:
     runs: list[JobSummary]
     regressions: dict[str, Finding]
 
-    @property
+    @functools.cached_property
     def durations(self) -> list[int]:
         """Return the wall times of the successful runs."""
         return [d for j in self.runs if succeeded(j) and (d := duration_ms(j)) is not None]

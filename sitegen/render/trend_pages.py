@@ -20,6 +20,9 @@ from sitegen.svg import trend as trend_svg
 
 # The Failures page links at most this many jobs per group (the newest); the JSON has all.
 JOBS_PER_GROUP = 50
+# A name's page lists its newest runs, at most this many (a nightly job runs 365 times a
+# year, and each row costs a template loop); the chart draws as many.
+RUNS_SHOWN = trend_svg.MAX_POINTS
 
 
 class NameEntry(msgspec.Struct):
@@ -49,9 +52,9 @@ def name_entry(trend: NameTrend) -> NameEntry:
     )
 
 
-def names_json(found: Sequence[NameTrend]) -> bytes:
+def names_json(entries: Sequence[NameEntry]) -> bytes:
     """Encode ``names.json``: ``{"names": [...]}``, most runs first."""
-    return msgspec.json.encode({"names": [name_entry(t) for t in found]}) + b"\n"
+    return msgspec.json.encode({"names": entries}) + b"\n"
 
 
 @dataclass(frozen=True)
@@ -67,18 +70,19 @@ def write(
     pages: PageRenderer, writer: SiteWriter, jobs: list[JobSummary], found: list[NameTrend]
 ) -> None:
     """Write the Recurring jobs, per-name, Failures and Insights pages and the two JSON files."""
-    writer.write(urls.NAMES_JSON, names_json(found))
+    entries = [name_entry(t) for t in found]
+    writer.write(urls.NAMES_JSON, names_json(entries))
     writer.write(
         urls.RECURRING,
         pages.render(
             "recurring.html",
             urls.RECURRING,
-            names=[(t, name_entry(t)) for t in found],
+            names=list(zip(found, entries, strict=True)),
             ratio=recurring.REGRESSION_RATIO,
             min_runs=recurring.MIN_EARLIER_RUNS,
         ),
     )
-    for trend in found:
+    for trend, entry in zip(found, entries, strict=True):
         page = urls.name_page(trend.name)
         link = Linker(page)
         points = [
@@ -96,7 +100,7 @@ def write(
         chart = Markup(trend_svg.chart(points, f"Duration per run of {trend.name}", link.job))
         rows = [
             RunRow(j, recurring.duration_ms(j), trend.regressions.get(j.job_id))
-            for j in reversed(trend.runs)
+            for j in reversed(trend.runs[-RUNS_SHOWN:])
         ]
         writer.write(
             page,
@@ -104,7 +108,7 @@ def write(
                 "name.html",
                 page,
                 trend=trend,
-                entry=name_entry(trend),
+                entry=entry,
                 chart=chart,
                 drawn=min(len(points), trend_svg.MAX_POINTS),
                 rows=rows,
