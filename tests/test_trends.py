@@ -445,3 +445,29 @@ def test_a_job_template_without_markers_is_rendered_again(tmp_path: Path) -> Non
     first = (tmp_path / "site/jobs/run0/index.html").read_text()
     assert 'rel="next" href="../../jobs/run1/index.html"' in first
     assert "sitegen:runs" not in first
+
+
+def test_trend_chart_is_well_formed_and_marks_each_run() -> None:
+    import xml.etree.ElementTree as ET
+
+    from sitegen.svg import trend as trend_svg
+
+    points = [
+        trend_svg.Point("a&b", T0, 1_000),
+        trend_svg.Point("<c>", T0 + DAY, 1_100, failed=True),
+        trend_svg.Point('"d"', T0 + 2 * DAY, 3_000, regressed=True),
+    ]
+    svg = trend_svg.chart(points, 'Duration of <x> & "y"', lambda job_id: f"jobs/{job_id}")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    links = root.findall(f"{ns}a")
+    assert [a.get("href") for a in links] == ["jobs/a&b", "jobs/<c>", 'jobs/"d"']
+    assert [m.get("class") for a in links for m in a if m.tag != f"{ns}title"] == [
+        "trend-ok",
+        "trend-failed",
+        "trend-regressed",
+    ]
+    assert root.get("aria-label") == 'Duration of <x> & "y"'
+    # The line joins the successful runs only.
+    assert len(root.find(f"{ns}polyline").get("points").split()) == 2  # type: ignore[union-attr]
+    assert trend_svg.chart([], "empty", str) == ""
