@@ -341,6 +341,31 @@ def scale(work: Path, jobs: int) -> None:
     )
 
 
+def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
+    """Time the reduce step's trend work on a built site's summaries: analysis, then pages."""
+    from sitegen.builder.trend_hooks import contexts_by_log
+    from sitegen.diagnose import failures, insights, recurring
+    from sitegen.publish.writer import SiteWriter
+    from sitegen.render import trend_pages
+
+    record = manifest.load(site)
+    assert record is not None
+    outcomes = [e.outcome for e in record.logs.values() if e.published]
+    jobs = [o.summary for o in outcomes if o.summary]
+    started = time.perf_counter()
+    found = recurring.trends(jobs)
+    contexts_by_log(found, outcomes, range(len(outcomes)))
+    failures.failure_groups(jobs)
+    insights.worst_jobs(jobs, recurring.all_regressions(jobs))
+    insights.flagged_executors(jobs)
+    analysis = time.perf_counter() - started
+    shutil.rmtree(workers_dir, ignore_errors=True)
+    pages = PageRenderer()
+    started = time.perf_counter()
+    trend_pages.write(pages, SiteWriter(workers_dir, fresh=True), jobs, found)
+    return len(jobs), analysis, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -434,6 +459,12 @@ def main() -> None:
         f"  user CPU per job in 1 process ({min(args.jobs, 100)} logs): map step {as_built:.2f} ms "
         f"({as_built / per_log:.1f}x floor); without task rows and timeline {bare:.2f} ms "
         f"({bare / per_log:.1f}x floor)"
+    )
+    count, analysis, trend_html = trend_cost(out / "site-small", out / "trend-pages")
+    print(
+        f"9 trends at {count:,} small jobs (reduce step, 1 process): analysis "
+        f"{analysis * 1000:.0f} ms, pages and JSON {trend_html * 1000:.0f} ms: "
+        f"{(analysis + trend_html) / t_small:.3f} of that build"
     )
     if args.scale_jobs:
         scale(work, args.scale_jobs)

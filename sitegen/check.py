@@ -10,7 +10,7 @@ from pathlib import Path
 from sitegen.builder.parallel import pool_map
 from sitegen.eventlog.classify import Candidate, duplicates, judge
 from sitegen.eventlog.discover import LogFile, discover_all
-from sitegen.model import Classification, Problem, Severity
+from sitegen.model import Classification, JobSummary, Problem, Severity
 
 
 @dataclass
@@ -21,6 +21,7 @@ class CheckedLog:
     classification: Classification
     problems: list[Problem]
     candidate: Candidate | None
+    summary: JobSummary | None = None
 
 
 @dataclass
@@ -32,6 +33,8 @@ class CheckReport:
     classifications: dict[str, int]
     problems: list[Problem] = field(default_factory=list)
     publishable: int = 0
+    # The jobs a build would publish (duplicates resolved), with their findings.
+    jobs: list[JobSummary] = field(default_factory=list)
 
     def count(self, severity: Severity) -> int:
         """Return how many problems have this severity."""
@@ -49,10 +52,13 @@ def check_log(log: LogFile) -> CheckedLog:
 
     read = read_log(log.path)
     verdict = judge(log, read)
-    candidate = None
+    candidate = summary = None
     if verdict.job_id is not None and read.job_end is not None:
         candidate = Candidate(verdict.job_id, read.job_end.completed_at, log.key)
-    return CheckedLog(log.key, read.classification, verdict.problems, candidate)
+        from sitegen.builder.mapstep import summarize  # the map step's analysis, no pages
+
+        summary = summarize(read, log.key)
+    return CheckedLog(log.key, read.classification, verdict.problems, candidate, summary)
 
 
 def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
@@ -75,4 +81,5 @@ def check(log_dirs: Path | Sequence[Path], workers: int | None = None) -> CheckR
         classifications={str(k): counts[str(k)] for k in Classification},
         problems=[p for c in checked for p in c.problems],
         publishable=sum(1 for i, c in enumerate(checked) if c.candidate and i not in losers),
+        jobs=[c.summary for i, c in enumerate(checked) if c.summary and i not in losers],
     )

@@ -258,28 +258,49 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @LOG_DIRS
 @WORKERS
 @FORMAT
-def check_command(event_log_dirs: tuple[Path, ...], workers: int | None, fmt: str) -> None:
+@click.option(
+    "--fail-on",
+    "fail_on",
+    metavar="KINDS",
+    default=None,
+    help="Also fail when the newest run of any job name has a finding of these kinds "
+    "(comma-separated: regression, failed, straggler, …). [default: none]",
+)
+def check_command(
+    event_log_dirs: tuple[Path, ...], workers: int | None, fmt: str, fail_on: str | None
+) -> None:
     """Read every log as a build would, publish nothing, report each problem.
 
     Exit 0 when no log has an error (running logs are only noted), 1 when any
-    log is damaged, newer than this sitegen, unsafe or a duplicate, 2 on usage
-    errors such as a missing directory.
+    log is damaged, newer than this sitegen, unsafe or a duplicate, or (with
+    --fail-on) when the newest run of a job name has a finding of those kinds,
+    2 on usage errors such as a missing directory.
 
     \b
-    Example:
+    Examples:
         sitegen check --event-log-dir /var/log/ballista --format json
+        sitegen check --event-log-dir /var/log/ballista --fail-on regression,failed
     """
     from sitegen.builder.report import check_json, check_lines
     from sitegen.check import check
+    from sitegen.diagnose import gate
 
     try:
+        kinds = gate.parse_kinds(fail_on) if fail_on is not None else frozenset()
         report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc
-    for line in [check_json(report)] if fmt == "json" else check_lines(report):
-        click.echo(line)
-    raise SystemExit(0 if report.ok else 1)
+    reasons = gate.reasons(report.jobs, kinds) if kinds else []
+    if fmt == "json":
+        click.echo(check_json(report, sorted(kinds), reasons))
+    else:
+        lines = check_lines(report)
+        if kinds:
+            lines += [gate.reason_line(r) for r in reasons] + [gate.verdict_line(kinds, reasons)]
+        for line in lines:
+            click.echo(line)
+    raise SystemExit(0 if report.ok and not reasons else 1)
 
 
 @cli.command("host-config")

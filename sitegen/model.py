@@ -13,6 +13,8 @@ from collections.abc import Iterable
 
 import msgspec
 
+from sitegen.diagnose.finding import Finding
+
 
 class Classification(enum.StrEnum):
     """What a log file turned out to be."""
@@ -102,6 +104,24 @@ class ExecutorStats(msgspec.Struct, gc=False, array_like=True):
     busy_ms: int = 0
 
 
+class StageFigures(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """One stage's size and time, for comparing runs of a job (``[id, ms, tasks, in, out]``)."""
+
+    stage_id: str
+    duration_ms: int
+    tasks: int
+    input_rows: int
+    output_rows: int
+
+
+class ErrorPattern(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """Failed task attempts of one job sharing a masked error text: how many, and one example."""
+
+    pattern: str
+    count: int
+    example: str
+
+
 class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     """The small per-job record the reduce step keeps in memory (never the payloads)."""
 
@@ -125,6 +145,14 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     log_bytes: int = 0
     # Size of the published gzip copy of the log; None when raw logs are not published.
     raw_log_bytes: int | None = None
+    findings: list[Finding] = msgspec.field(default_factory=list)
+    # Rows the job read (its scan stages) and produced (its final stages); None: not recorded.
+    input_rows: int | None = None
+    output_rows: int | None = None
+    # Per stage, for the stage-by-stage comparison with the previous successful run.
+    stages: list[StageFigures] = msgspec.field(default_factory=list)
+    # Failed task attempts by masked error text (bounded: diagnose.failures.MAX_TASK_PATTERNS).
+    task_errors: list[ErrorPattern] = msgspec.field(default_factory=list)
 
 
 class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):

@@ -64,6 +64,12 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
         run.stdout,
         flags=re.M,
     )
+    assert re.search(
+        r"^9 trends at 20 small jobs \(reduce step, 1 process\): analysis \d+ ms, "
+        r"pages and JSON \d+ ms: [0-9.]+ of that build$",
+        run.stdout,
+        flags=re.M,
+    )
     ratios = dict(re.findall(r"^(\d/\d) .*:\s+([0-9.]+)$", run.stdout, flags=re.M))
     assert set(ratios) == {"3/1", "3/2", "4/3", "5/3"}
     assert all(float(v) > 0 for v in ratios.values())

@@ -151,12 +151,12 @@ def test_jobs_page(served: tuple[str, Path], watched: Watched, scheme: str) -> N
     page = watched.page
     page.goto(base + "index.html")
     rows = page.locator("table.jobs tbody tr")
-    assert rows.count() == 13
+    assert rows.count() == 26
     assert page.locator("table.jobs").get_by_text("Job failed due to stage 5 failed").count() == 1
     # The progressive enhancement: filter and sort the static rows.
     page.locator(".table-filter input").fill("tpch-q1")
     visible = page.locator("table.jobs tbody tr:not([hidden])")
-    assert 1 <= visible.count() < 13
+    assert 1 <= visible.count() < 26
     page.locator(".table-filter input").fill("")
     page.locator("table.jobs thead th").nth(6).locator("button").click()
     assert page.locator("table.jobs thead th").nth(6).get_attribute("aria-sort") == "ascending"
@@ -248,7 +248,7 @@ def test_hostile_job_name_is_text(served: tuple[str, Path], watched: Watched, sc
 def test_pages_at_the_root_of_nginx(nginx_root: str, watched: Watched) -> None:
     page = watched.page
     page.goto(nginx_root)  # the directory index, as a visitor types it
-    assert page.locator("table.jobs tbody tr").count() == 13
+    assert page.locator("table.jobs tbody tr").count() == 26
     page.locator(f'a[href="jobs/{FAILED_JOB}/index.html"]').click()
     page.wait_for_load_state()
     assert page.locator("svg.dag .dag-node").count() == 5

@@ -23,11 +23,11 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     files = [p for p in out.rglob("*") if p.is_file()]
     assert summary == {
         "output": str(out),
-        "logs": 14,
-        "jobs_published": 12,
+        "logs": 27,
+        "jobs_published": 25,
         "jobs_outside_retention": 0,
         "classifications": {
-            "completed": 12,
+            "completed": 25,
             "incomplete": 1,
             "newer-version": 0,
             "malformed": 1,
@@ -63,7 +63,7 @@ def test_build_json_keeps_strict_exit_code(tmp_path: Path, example_logs: Path) -
     args = ["build", "--event-log-dir", str(example_logs), "--output", str(tmp_path / "s")]
     result = CliRunner().invoke(cli, [*args, "--format", "json", "--strict"])
     assert result.exit_code == 1
-    assert json.loads(result.output)["jobs_published"] == 12
+    assert json.loads(result.output)["jobs_published"] == 25
 
 
 def test_build_json_errors_go_to_stderr(tmp_path: Path) -> None:

@@ -44,8 +44,8 @@ def test_a_second_build_waits_for_the_first(tmp_path: Path, example_logs: Path) 
         assert [p.name for p in tmp_path.iterdir()] == [example_logs.name]  # no staging dir yet
     builder.join(60)
     assert not builder.is_alive()
-    assert reports[0].published == 12
-    assert len(json.loads((out / "api/jobs").read_bytes())) == 12
+    assert reports[0].published == 25
+    assert len(json.loads((out / "api/jobs").read_bytes())) == 25
 
 
 def test_builds_into_other_directories_do_not_wait(tmp_path: Path, example_logs: Path) -> None:
@@ -55,7 +55,7 @@ def test_builds_into_other_directories_do_not_wait(tmp_path: Path, example_logs:
         options = BuildOptions(log_dirs=(example_logs,), output=tmp_path / "b" / "site")
         report = build(options, on_wait=lambda: waited.append(True))
     assert waited == []
-    assert report.published == 12
+    assert report.published == 25
 
 
 def test_cli_says_it_waits_then_builds(tmp_path: Path, example_logs: Path) -> None:
@@ -75,7 +75,7 @@ def test_cli_says_it_waits_then_builds(tmp_path: Path, example_logs: Path) -> No
         assert not out.exists()
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
-    assert stdout.startswith(f"Published 12 jobs from 14 logs to {out} ")
+    assert stdout.startswith(f"Published 25 jobs from 27 logs to {out} ")
     with held(tmp_path):
         quiet = subprocess.Popen(
             [*command, "--output", str(out), "--quiet"],

@@ -71,6 +71,11 @@ def test_check_json_is_one_object(tmp_path: Path) -> None:
     assert result.output.count("\n") == 1
     out = json.loads(result.output)
     problems = out.pop("problems")
+    jobs = out.pop("jobs")
+    assert len(jobs) == 3 and all(
+        set(j) == {"job_id", "job_name", "status", "findings"} for j in jobs
+    )
+    assert (out.pop("fail_on"), out.pop("fail_on_reasons")) == ([], [])
     assert out == {
         "log_dirs": [str(logs)],
         "ok": False,
@@ -209,7 +214,7 @@ def test_bundled_examples_fail_on_their_damaged_log() -> None:
     result = CliRunner().invoke(cli, ["check"])
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == (
-        "12 jobs can be published; 1 error, 1 note: check failed."
+        "25 jobs can be published; 1 error, 1 note: check failed."
     )
 
 

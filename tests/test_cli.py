@@ -31,7 +31,7 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = _normalise(result.output).splitlines()
     files = sum(1 for p in out.rglob("*") if p.is_file())
-    assert lines[0] == f"Published 12 jobs from 14 logs to {out} ({files} files) in X s."
+    assert lines[0] == f"Published 25 jobs from 27 logs to {out} ({files} files) in X s."
     assert lines[1] == "Skipped 2 logs: 1 incomplete, 1 malformed."
     assert lines[2] == (
         "  malformed: 0d9TH4Q.eventlog:14: malformed JobEnd: Expected `int`, got `str`"
@@ -98,7 +98,7 @@ def test_build_defaults_to_bundled_examples(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["build"])
     assert result.exit_code == 0
-    assert result.output.startswith("Published 12 jobs from 14 logs to site ")
+    assert result.output.startswith("Published 25 jobs from 27 logs to site ")
     assert (tmp_path / "site/index.html").is_file()
 
 
@@ -125,7 +125,7 @@ def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport])
         f.name: f for f in text_string_to_metric_families((site / "api/metrics").read_text())
     }
     jobs = {s.labels["status"]: s.value for s in families["ballista_history_jobs"].samples}
-    assert jobs == {"Completed": 10, "Failed": 1, "Cancelled": 1}
+    assert jobs == {"Completed": 22, "Failed": 2, "Cancelled": 1}
     tasks = {s.labels["outcome"]: s.value for s in families["ballista_history_tasks"].samples}
     assert tasks["all"] == sum(j.tasks for j in report.jobs) > 100
     assert 0 < tasks["failed"] < tasks["all"]
@@ -154,7 +154,7 @@ def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
         [env_dir / "bin/sitegen", "build"], cwd=tmp_path, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("Published 12 jobs from 14 logs to site ")
+    assert run.stdout.startswith("Published 25 jobs from 27 logs to site ")
     installed = subprocess.run(
         [py, "-c", "import sitegen.render.templates as t; print(t.default_template_dir())"],
         capture_output=True,

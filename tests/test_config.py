@@ -42,7 +42,7 @@ def test_precedence_flag_env_file_default(tmp_path: Path, example_logs: Path) ->
     )
     code, out = run(["build", "--format", "json"], tmp_path)
     assert code == 0, out
-    assert json.loads(out)["jobs_published"] == 12
+    assert json.loads(out)["jobs_published"] == 25
     assert "File title" in published_title(tmp_path / "from-file")
 
     env = {"SITEGEN_TITLE": "Env title", "SITEGEN_OUTPUT": "from-env"}
@@ -68,8 +68,8 @@ def test_config_paths_are_relative_to_the_file(tmp_path: Path, example_logs: Pat
     elsewhere.mkdir()
     code, out = run(["build", "--config", str(conf / "history.toml")], elsewhere)
     assert code == 0, out
-    assert out.startswith(f"Published 3 of 12 jobs from 14 logs to {tmp_path / 'conf/../out'} ")
-    assert "9 completed jobs are outside the retention." in out
+    assert out.startswith(f"Published 3 of 25 jobs from 27 logs to {tmp_path / 'conf/../out'} ")
+    assert "22 completed jobs are outside the retention." in out
     assert len(json.loads((tmp_path / "out/api/jobs").read_bytes())) == 3
     assert not list((tmp_path / "out/jobs").glob("*/eventlog.gz"))
 

@@ -9,7 +9,7 @@ import pytest
 from sitegen.builder import manifest
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.eventlog import rawlog
-from sitegen.examples.generator import JobSpec, generate_job
+from sitegen.examples.generator import BASE_TIME_MS, RECURRING_NAME, JobSpec, generate_job
 from sitegen.model import Problem, ProblemKind
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
@@ -57,7 +57,28 @@ def touch_without_change(logs: Path) -> None:
     path.write_bytes(path.read_bytes())
 
 
+def latest_run(site: Path, name: str) -> str:
+    """Return the newest run of ``name`` as the site's names.json says."""
+    names = json.loads((site / "names.json").read_bytes())["names"]
+    return str(next(n for n in names if n["name"] == name)["latest_job_id"])
+
+
+NEW_RUN_START = BASE_TIME_MS + 2 * 86_400_000
+
+
+def add_recurring_run(logs: Path) -> None:
+    """Add a newer run of the examples' recurring job: its predecessor gains a next run."""
+    write(logs / "etl-new.eventlog", job_lines("etl-new", RECURRING_NAME, start_ms=NEW_RUN_START))
+
+
+def remove_recurring_run(logs: Path) -> None:
+    """Remove that run again: the predecessor is the latest run once more."""
+    (logs / "etl-new.eventlog").unlink()
+
+
 STEPS: list[Callable[[Path], None]] = [
+    add_recurring_run,
+    remove_recurring_run,
     add,
     change,
     remove,
@@ -84,13 +105,32 @@ def test_incremental_builds_equal_clean_builds(tmp_path: Path, example_logs: Pat
 def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
-    add(example_logs)
+    write(example_logs / "other.eventlog", job_lines("other", name="a name of its own"))
     report = build(BuildOptions(example_logs, site))
     assert report.rebuilt == 1
-    assert report.published == 13
+    assert report.published == 26
     again = build(BuildOptions(example_logs, site))
     assert again.up_to_date
-    assert again.published == 13 and sorted(again.skipped) == ["incomplete", "malformed"]
+    assert again.published == 26 and sorted(again.skipped) == ["incomplete", "malformed"]
+
+
+def test_a_new_run_rebuilds_itself_and_its_predecessor(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    before = latest_run(site, RECURRING_NAME)
+    page = site / "jobs" / before / "index.html"
+    assert 'rel="next"' not in page.read_text()
+    add_recurring_run(example_logs)
+    report = build(BuildOptions(example_logs, site))
+    # The new run, and the run before it (its "next run" link); no other job page.
+    assert report.rebuilt == 2
+    assert latest_run(site, RECURRING_NAME) == "etl-new"
+    assert 'rel="next" href="../../jobs/etl-new/index.html"' in page.read_text()
+    assert_same_as_clean(example_logs, site, tmp_path, "new-run")
+    remove_recurring_run(example_logs)
+    assert build(BuildOptions(example_logs, site)).rebuilt == 1  # the predecessor, again
+    assert 'rel="next"' not in page.read_text()
+    assert_same_as_clean(example_logs, site, tmp_path, "run-removed")
 
 
 def test_changed_template_rebuilds_everything_as_clean(tmp_path: Path, example_logs: Path) -> None:
@@ -104,7 +144,7 @@ def test_changed_template_rebuilds_everything_as_clean(tmp_path: Path, example_l
     shipped = (default_template_dir() / "404.html").read_text()
     (theme / "404.html").write_text(shipped.replace("Not found", "Nothing here"))
     report = build(BuildOptions(example_logs, site, templates_dir=theme))
-    assert report.rebuilt == report.logs == 14
+    assert report.rebuilt == report.logs == 27
     assert "Nothing here" in (site / "404.html").read_text()
     build(BuildOptions(example_logs, tmp_path / "clean", templates_dir=theme))
     assert tree(site) == tree(tmp_path / "clean")
@@ -123,7 +163,7 @@ def test_clean_and_changed_options_rebuild_everything(tmp_path: Path, example_lo
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
     report = build(BuildOptions(example_logs, site, clean=True))
-    assert report.rebuilt == report.logs == 14
+    assert report.rebuilt == report.logs == 27
 
 
 def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -> None:
@@ -131,7 +171,7 @@ def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -
     build(BuildOptions(example_logs, site))
     (site / ".sitegen-manifest.json").write_text("{not json")
     report = build(BuildOptions(example_logs, site))
-    assert report.rebuilt == 14
+    assert report.rebuilt == 27
     assert_same_as_clean(example_logs, site, tmp_path, "damaged")
 
 
@@ -143,10 +183,10 @@ def test_manifest_of_another_layout_means_full_build(tmp_path: Path, example_log
     assert record["format"] == manifest.FORMAT
     del record["format"]  # as a sitegen of the same version wrote it before the field existed
     path.write_text(json.dumps(record))
-    assert build(BuildOptions(example_logs, site)).rebuilt == 14
+    assert build(BuildOptions(example_logs, site)).rebuilt == 27
     record["format"] = manifest.FORMAT + 1
     path.write_text(json.dumps(record))
-    assert build(BuildOptions(example_logs, site)).rebuilt == 14
+    assert build(BuildOptions(example_logs, site)).rebuilt == 27
     assert build(BuildOptions(example_logs, site)).up_to_date
 
 

@@ -24,11 +24,11 @@ def _kinds(report: BuildReport) -> dict[str, str]:
 
 def test_example_site_publishes_every_completed_job(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
-    assert report.logs == 14
-    assert report.published == 12
+    assert report.logs == 27
+    assert report.published == 25
     assert sorted(report.skipped.items()) == [("incomplete", 1), ("malformed", 1)]
     listed = json.loads((site / "api/jobs").read_bytes())
-    assert len(listed) == 12
+    assert len(listed) == 25
     starts = [(-j["start_time"], j["job_id"]) for j in listed]
     assert starts == sorted(starts)
     statuses = {j["status"] for j in listed}
@@ -144,7 +144,7 @@ def test_logs_that_cannot_be_opened_are_problems(tmp_path: Path, example_logs: P
     (example_logs / "dir.eventlog").mkdir()
     out = tmp_path / "site"
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 12
+    assert report.published == 25
     unreadable = {p.file: p.message for p in report.problems if p.kind == "unreadable"}
     assert unreadable == {
         "dangling.eventlog": "No such file or directory",
@@ -190,7 +190,7 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     victim.rename(tmp_path / victim.name)
     report = build(BuildOptions(example_logs, out))
     assert not (out / "api/job" / job_id).exists()
-    assert report.published in (10, 11)
+    assert report.published in (23, 24)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
@@ -287,7 +287,7 @@ def test_killed_full_build_leaves_the_old_or_the_new_site(
     assert False in seen  # at least one kill landed before the swap
     # The next build sweeps the dead builds' staging dirs and publishes normally.
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 72
+    assert report.published == 85
     assert tree(out) == after
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clean", "logs", "site"]
 
@@ -310,7 +310,7 @@ def test_killed_incremental_build_leaves_a_consistent_site(
             for name in ("index.json", "index.html", "stages", "config", "dot"):
                 assert (base / name).is_file(), (delay, job["job_id"], name)
     report = build(BuildOptions(example_logs, out))
-    assert report.published == 42
+    assert report.published == 55
     clean = tmp_path / "clean"
     build(BuildOptions(example_logs, clean))
     assert tree(out) == tree(clean)

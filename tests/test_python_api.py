@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_build_from_the_package_top_level(tmp_path: Path, example_logs: Path) -> None:
     report = sitegen.build(str(example_logs), str(tmp_path / "site"), workers=1)
-    assert report.published == 12
+    assert report.published == 25
     assert report.classifications["malformed"] == 1
     assert (tmp_path / "site/api/jobs").is_file()
     report = sitegen.build(example_logs, tmp_path / "site", archive=tmp_path / "site.tar.gz")

@@ -52,6 +52,7 @@ def test_every_shipped_template_is_used(example_site: tuple[Path, BuildReport]) 
     assert names == {
         "404.html", "_macros.html", "_stages_table.html", "base.html", "executors.html",
         "job.html", "jobs.html", "page.html", "problems.html", "running.html", "stage.html",
+        "_runs.html", "recurring.html", "name.html", "failures.html", "insights.html",
     }  # fmt: skip
 
 
@@ -127,7 +128,7 @@ def test_build_options_defaults_keep_the_shipped_look(tmp_path: Path) -> None:
     options = BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=tmp_path / "site", workers=1)
     assert options.robots is False and options.title == "Ballista job history"
     report = build(options)
-    assert report.published == 12
+    assert report.published == 25
 
 
 def test_cli_default_title_is_the_renderers() -> None:

@@ -29,6 +29,8 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     sha256: str = ""
     # SHA-256 of the operator note the job page was rendered with ("" for none).
     note_sha256: str = ""
+    # SHA-256 of the run context (other runs of its name) the job page was rendered with.
+    context_sha256: str = ""
 
 
 class LogEntry(msgspec.Struct, gc=False, omit_defaults=True):
@@ -41,7 +43,7 @@ class LogEntry(msgspec.Struct, gc=False, omit_defaults=True):
 
 
 # The manifest's own layout: a manifest of another layout (or none) means a full build.
-FORMAT = 2
+FORMAT = 3
 
 
 class Manifest(msgspec.Struct):

@@ -7,6 +7,7 @@ only when there is work to do: a build with nothing to do starts fast.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -14,6 +15,8 @@ from sitegen.builder import manifest
 from sitegen.builder.manifest import LogOutcome
 from sitegen.builder.notes import read_note
 from sitegen.builder.parallel import pool_map
+from sitegen.diagnose.failures import task_error_patterns
+from sitegen.diagnose.recurring import RunContext
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.discover import LogFile
 from sitegen.eventlog.rawlog import gzip_chunks, hold
@@ -74,6 +77,7 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         tasks=len(read.tasks),
         failed_tasks=failed_tasks,
         executors=executors,
+        task_errors=task_error_patterns(t.status for t in read.tasks) if failed_tasks else [],
     )
 
 
@@ -118,9 +122,16 @@ def _claim(staging: Path, roots: list[str], part: Path) -> Path:
 
 
 def process_log(
-    log: LogFile, staging: Path, part: Path, pages: PageRenderer
+    log: LogFile,
+    staging: Path,
+    part: Path,
+    pages: PageRenderer,
+    context: RunContext | None = None,
 ) -> tuple[LogOutcome, bool]:
-    """Map step: read one log and write that job's files; say whether they went to ``part``."""
+    """Map step: read one log and write that job's files; say whether they went to ``part``.
+
+    ``context`` is what the reduce step knows of the other runs of the job's name.
+    """
     held = hold(log.path, log.size)
     read = read_log(log.path, held)
     verdict = judge(log, read)
@@ -152,7 +163,8 @@ def process_log(
     if found is not None:
         outcome.problems = [*outcome.problems, found]
         note = None
-    pages.job_pages(writer, read, summary, note)
+    outcome.context_sha256 = context.sha256 if context else ""
+    pages.job_pages(writer, read, summary, note, context)
     outcome.summary = summary
     outcome.roots = roots
     outcome.files = writer.files_written
@@ -160,7 +172,9 @@ def process_log(
     return outcome, target != staging
 
 
-def _process_star(args: tuple[LogFile, Path, Path, PageRenderer]) -> tuple[LogOutcome, bool]:
+def _process_star(
+    args: tuple[LogFile, Path, Path, PageRenderer, RunContext | None],
+) -> tuple[LogOutcome, bool]:
     """Unpack arguments for ``ProcessPoolExecutor.map``."""
     return process_log(*args)
 
@@ -171,13 +185,16 @@ def map_logs(
     pages: PageRenderer,
     workers: int | None,
     progress: Progress | None = None,
+    contexts: Mapping[int, RunContext] | None = None,
 ) -> tuple[dict[int, LogOutcome], set[int]]:
     """Run the map step over ``(index, log)`` pairs, in parallel when it pays.
 
     Returns every log's outcome, and which logs were written to their part directory
-    (``PARTS_DIR/<index>``) rather than straight into the staging dir.
+    (``PARTS_DIR/<index>``) rather than straight into the staging dir. ``contexts`` holds
+    the run context of the logs that have one, by index.
     """
-    tasks = [(log, staging, staging / PARTS_DIR / str(n), pages) for n, log in logs]
+    found = contexts or {}
+    tasks = [(log, staging, staging / PARTS_DIR / str(n), pages, found.get(n)) for n, log in logs]
     results: dict[int, LogOutcome] = {}
     in_parts: set[int] = set()
     with pool_map(_process_star, tasks, workers) as outcomes:

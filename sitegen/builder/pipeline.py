@@ -253,9 +253,11 @@ def _build(
     # What the published site holds, taken before reused entries are updated below.
     old_roots = _roots(old.logs.values()) if old else set()
     # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
+    from sitegen.builder import trend_hooks
     from sitegen.builder.mapstep import map_logs, root_parents
+    from sitegen.diagnose import recurring
     from sitegen.publish import hosting
-    from sitegen.render import api
+    from sitegen.render import api, trend_pages
     from sitegen.render.pages import PageRenderer
 
     pages = PageRenderer(
@@ -282,12 +284,24 @@ def _build(
         chosen = select(outcomes, options, stamp)
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
-        late = [
-            (n, logs[n])
-            for n, entry in reused.items()
-            if n in chosen.published and not entry.published
-        ]
-        late_results, late_parts = map_logs(late, staging, pages, options.workers)
+        late = {n for n, entry in reused.items() if n in chosen.published and not entry.published}
+        # Recurring jobs: render again each job page whose run context changed (issue 13).
+        found = recurring.trends(outcomes[n].summary for n in sorted(chosen.published))  # type: ignore[misc]
+        contexts = trend_hooks.contexts_by_log(found, outcomes, chosen.published)
+        outdated = trend_hooks.stale_contexts(outcomes, chosen.published, contexts) - late
+        written = outdated & fresh.keys()
+        # Pages this build wrote get the context spliced in; published ones are rendered again.
+        unpatched = trend_hooks.patch_pages(pages, staging, written, outcomes, in_parts, contexts)
+        trend_hooks.discard_renders(staging, unpatched, outcomes, in_parts)
+        redo = (outdated - written) | unpatched
+        trend_hooks.forget_unpublished(outcomes, chosen.published)
+        late_results, late_parts = map_logs(
+            [(n, logs[n]) for n in sorted(late | redo)],
+            staging,
+            pages,
+            options.workers,
+            contexts=contexts,
+        )
         fresh.update(late_results)
         in_parts |= late_parts
         writer = SiteWriter(staging, fresh=True)
@@ -315,7 +329,10 @@ def _build(
         report = _report(options, logs, outcomes, chosen, started, rebuilt=len(fresh))
         for rel, data in api.site_files(report.jobs, report.problems, stamp):
             writer.write(rel, data)
-        pages.site_pages(writer, report.jobs, report.running, report.problems)
+        pages.site_pages(
+            writer, report.jobs, report.running, report.problems, trend_hooks.regressed(found)
+        )
+        trend_pages.write(pages, writer, report.jobs, found)
         for name, text in hosting.site_files().items():
             writer.write(name, text.encode())
         listing = writer.written_names()

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from sitegen.check import CheckReport
-from sitegen.model import Problem, ProblemKind, Severity
+from sitegen.diagnose.insights import all_findings
+from sitegen.diagnose.recurring import all_regressions
+from sitegen.model import Problem, ProblemKind, Severity, newest_first
 
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
     from sitegen.builder.pipeline import BuildReport
+    from sitegen.diagnose.gate import Reason
 
 
 def _where(p: Problem) -> str:
@@ -123,8 +129,14 @@ def check_lines(report: CheckReport) -> list[str]:
     return lines
 
 
-def check_json(report: CheckReport) -> str:
-    """Return the check result as one JSON object, for scripts and CI."""
+def check_json(
+    report: CheckReport, fail_on: Sequence[str] = (), reasons: Sequence[Reason] = ()
+) -> str:
+    """Return the check result as one JSON object, for scripts and CI.
+
+    It holds every publishable job with its findings, and why ``--fail-on`` failed.
+    """
+    regressed = all_regressions(report.jobs)
     by_kind = {str(kind): 0 for kind in ProblemKind}
     for p in report.problems:
         by_kind[str(p.kind)] += 1
@@ -138,5 +150,19 @@ def check_json(report: CheckReport) -> str:
             "problems_by_kind": by_kind,
             **{f"{s}s": report.count(s) for s in Severity},
             "problems": [_problem(p, severity=p.severity) for p in report.problems],
+            "jobs": [
+                {
+                    "job_id": j.job_id,
+                    "job_name": j.job_name,
+                    "status": j.status,
+                    "findings": msgspec.to_builtins(all_findings(j, regressed)),
+                }
+                for j in newest_first(report.jobs)
+            ],
+            "fail_on": list(fail_on),
+            "fail_on_reasons": [
+                {"job_id": r.job.job_id, "job_name": r.job.job_name, "kind": r.kind, "why": r.why}
+                for r in reasons
+            ],
         }
     )

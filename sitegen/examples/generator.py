@@ -35,6 +35,10 @@ ERRORS = [
     "Execution error: Failed to fetch partition from executor: connection reset by peer",
     "Resources exhausted: Failed to allocate additional 512.0 MB for HashJoinInput",
 ]
+# How much the planted anomalies stand out (see JobSpec and PLANTED).
+STRAGGLER_FACTOR = 15
+SKEW_FACTOR = 8
+SLOW_EXECUTOR_FACTOR = 3
 _encode = msgspec.json.Encoder().encode
 
 
@@ -71,6 +75,27 @@ class JobSpec:
     start_ms: int = BASE_TIME_MS
     retries: int = 0
     extra_config: dict[str, str] = field(default_factory=dict)
+    # The knobs below plant anomalies; their defaults write the same bytes as before they
+    # existed (the bundled examples and the tests' logs must not change).
+    # Task times (ms) and input rows are drawn from these ranges.
+    spread: tuple[int, int] = (20, 400)
+    rows: tuple[int, int] = (10_000, 2_000_000)
+    # Task 0 of stage 1 runs 6x longer in every job (the straggler the issue found in tpch-q9).
+    stage1_straggler: bool = True
+    # Every task time is multiplied by this (a run that regressed).
+    scale: float = 1.0
+    # (stage, task) that runs STRAGGLER_FACTOR times longer on typical input rows.
+    straggler: tuple[int, int] | None = None
+    # (stage, task) that reads SKEW_FACTOR times the rows and takes as much longer.
+    skewed: tuple[int, int] | None = None
+    # An executor whose every task takes SLOW_EXECUTOR_FACTOR times longer (a bad node).
+    slow_executor: str | None = None
+    # Wait between queued and started (ms); None: a few hundred ms at most.
+    queued_ms: int | None = None
+    # (stage, ms): nothing runs for ms before this stage starts.
+    idle: tuple[int, int] | None = None
+    # Error texts of failed attempts, formatted with stage, task, executor and attempt.
+    errors: tuple[str, ...] = ()
 
 
 def _parents(stage: int) -> list[int]:
@@ -121,6 +146,8 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
     logical = f"Sort: revenue DESC\n  Projection: {spec.job_name}\n    TableScan: lineitem"
     physical = "SortPreservingMergeExec: [revenue@1 DESC]\n  " + OPERATORS[0][0]
     queued = spec.start_ms - rng.randint(5, 400)
+    if spec.queued_ms is not None:
+        queued = spec.start_ms - spec.queued_ms
     yield _line(
         "JobStart",
         {
@@ -144,6 +171,8 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
     if spec.outcome == "running":
         last_stage = max(1, spec.stages - 1)
     for sid in range(1, last_stage + 1):
+        if spec.idle is not None and spec.idle[0] == sid:
+            now += spec.idle[1]
         yield _line("StageStart", {"stage_id": sid, "partitions": spec.tasks_per_stage})
         fail_here = spec.outcome == "failed" and sid == spec.stages
         tasks = []
@@ -156,14 +185,27 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
                 executor = executors[(tid + attempt + sid) % len(executors)]
                 launch = now + rng.randint(0, 30)
                 start = launch + rng.randint(1, 5)
-                skew = 6 if tid == 0 and sid == 1 else 1
-                end = start + rng.randint(20, 400) * skew
-                in_rows = rng.randint(10_000, 2_000_000)
+                skew = 6 if tid == 0 and sid == 1 and spec.stage1_straggler else 1
+                took = rng.randint(*spec.spread) * skew
+                in_rows = rng.randint(*spec.rows)
                 out_rows = in_rows // rng.randint(2, 50)
+                factor = spec.scale
+                if spec.straggler == (sid, tid):
+                    factor *= STRAGGLER_FACTOR
+                if spec.skewed == (sid, tid):
+                    factor *= SKEW_FACTOR
+                    in_rows *= SKEW_FACTOR
+                if executor == spec.slow_executor:
+                    factor *= SLOW_EXECUTOR_FACTOR
+                end = start + (took if factor == 1.0 else round(took * factor))
                 failed = (fail_here and tid % 3 == 1) or attempt + 1 < attempts
                 status: Any = "Successful"
                 if failed:
                     error = ERRORS[(tid + sid) % len(ERRORS)]
+                    if spec.errors:
+                        error = spec.errors[(tid + sid) % len(spec.errors)].format(
+                            stage=sid, task=tid, executor=executor, attempt=attempt
+                        )
                     status = {"Failed": {"reason": "ExecutionError", "error": error}}
                     failed_error = failed_error or error
                     in_rows = out_rows = 0
@@ -374,6 +416,88 @@ def write_examples(directory: Path) -> list[Path]:
     corrupt = directory / f"{broken.job_id}.eventlog"
     corrupt.write_bytes(b"".join(lines))
     paths.append(corrupt)
+    paths += write_recurring(directory)
+    paths += write_planted(directory)
+    return paths
+
+
+# A recurring job in the examples: daily runs; run 4 fails, run 7 regresses (3x slower).
+RECURRING_NAME = "nightly-etl"
+RECURRING_RUNS = 7
+RECURRING_FAILED_RUN = 4
+RECURRING_SLOW_SCALE = 3.0
+# Each failed run of it fails on a spill file whose path and size vary from run to run:
+# one failure group once masked.
+SPILL_ERROR = (
+    "IO error: could not write spill file /var/lib/ballista/spill/job-{stage}{task}/"
+    "part-{task}.arrow: 5{task}.5 MB left on device"
+)
+FETCH_ERROR = (
+    "Execution error: Failed to fetch partition {task} of stage {stage} from {executor} "
+    "at 10.0.{stage}.{task}:50051: connection reset by peer"
+)
+
+
+def write_recurring(directory: Path) -> list[Path]:
+    """Write the runs of ``RECURRING_NAME``: a day apart, one failed, the last regressed."""
+    rng = random.Random(2027)
+    paths = []
+    for run in range(1, RECURRING_RUNS + 1):
+        spec = JobSpec(
+            job_id=job_id_for(rng),
+            job_name=RECURRING_NAME,
+            stages=4,
+            tasks_per_stage=12,
+            executors=3,
+            outcome="failed" if run == RECURRING_FAILED_RUN else "succeeded",
+            start_ms=BASE_TIME_MS - (RECURRING_RUNS - run) * 86_400_000 - 7_200_000,
+            spread=(250, 350),
+            stage1_straggler=False,
+            scale=RECURRING_SLOW_SCALE if run == RECURRING_RUNS else 1.0,
+            errors=(SPILL_ERROR,),
+        )
+        paths.append(write_log(directory, spec, 3000 + run))
+    return paths
+
+
+# One job per per-job finding kind, each with exactly one planted anomaly (and tasks
+# otherwise within 180-220 ms and 400K-600K input rows, so nothing else stands out):
+# name, what is planted, and where (stage, task, executor). Job ids: ``planted-<kind>``.
+PLANTED: list[tuple[str, str]] = [
+    ("straggler", f"stage 2, task 5: {STRAGGLER_FACTOR}x the stage's time on typical rows"),
+    ("data-skew", f"stage 3, task 2: {SKEW_FACTOR}x the rows, and as much longer"),
+    ("slow-executor", f"executor-2: every task {SLOW_EXECUTOR_FACTOR}x slower, in every stage"),
+    ("failed-attempts", "retried task attempts in every stage, the error varies per task"),
+    ("queued", "queued 30 s before it started (the job ran about 1 s)"),
+    ("idle", "nothing ran for 20 s before stage 3"),
+]
+
+
+def write_planted(directory: Path) -> list[Path]:
+    """Write one job per per-job finding kind, its anomaly as ``PLANTED`` describes it."""
+    knobs: dict[str, dict[str, Any]] = {
+        "straggler": {"straggler": (2, 5)},
+        "data-skew": {"skewed": (3, 2)},
+        "slow-executor": {"slow_executor": "executor-2"},
+        "failed-attempts": {"retries": 6, "errors": (FETCH_ERROR,)},
+        "queued": {"queued_ms": 30_000},
+        "idle": {"idle": (3, 20_000)},
+    }
+    paths = []
+    for n, (kind, _) in enumerate(PLANTED):
+        spec = JobSpec(
+            job_id=f"planted-{kind}",
+            job_name=f"planted {kind}",
+            stages=4,
+            tasks_per_stage=16,
+            executors=4,
+            start_ms=BASE_TIME_MS + 14 * 3_600_000 + n * 600_000,
+            spread=(180, 220),
+            rows=(400_000, 600_000),
+            stage1_straggler=False,
+            **knobs[kind],
+        )
+        paths.append(write_log(directory, spec, 4000 + n))
     return paths
 
 

@@ -10,6 +10,8 @@ from pathlib import PurePosixPath
 
 from markupsafe import Markup
 
+from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.diagnose.recurring import RunContext
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.model import JobSummary, is_failed
@@ -26,6 +28,7 @@ from sitegen.render.formatting import (
 from sitegen.render.fragments import Fragment
 from sitegen.render.htmlsafe import esc
 from sitegen.render.links import Linker
+from sitegen.render.runs import StageChange, compare
 from sitegen.svg import dag, dotgraph, histogram, timeline
 
 # A timeline of 800,000 bars is a 90 MB picture no browser shows: beyond this many task
@@ -292,6 +295,9 @@ class JobPage:
     # Task attempts drawn on the timeline, of how many (see TIMELINE_BARS).
     timeline_bars: int
     timeline_total: int
+    # The other runs of its name (None: the only run), and this run against the baseline.
+    context: RunContext | None = None
+    comparison: list[StageChange] = field(default_factory=list)
 
 
 def timeline_tasks(tasks: list[TaskEnd]) -> list[TaskEnd]:
@@ -306,13 +312,20 @@ def timeline_tasks(tasks: list[TaskEnd]) -> list[TaskEnd]:
 
 
 def job_page(
-    read: LogRead, summary: JobSummary, page: PurePosixPath, note: Markup | None
+    read: LogRead,
+    summary: JobSummary,
+    page: PurePosixPath,
+    note: Markup | None,
+    context: RunContext | None = None,
 ) -> JobPage:
-    """Compute the job page's content."""
+    """Compute the job page's content; fill ``summary``'s figures from the stages read."""
     assert read.job_end is not None
     end = read.job_end
     graph = dotgraph.parse(end.dot)
     infos = build_stages(read, graph)
+    # Read here, where the stages payload is decoded anyway (it can be 800,000 tasks).
+    summary.stages = stage_figures([info.stage for info in infos])
+    summary.input_rows, summary.output_rows = job_rows(summary.stages, graph.stage_edges())
     link = Linker(page)
     stage_links: dict[str, str] = {}
     for info in infos:  # a repeated stage id links to its first stage page
@@ -356,6 +369,8 @@ def job_page(
         executors=len(summary.executors),
         timeline_bars=len(drawn),
         timeline_total=len(read.tasks),
+        context=context,
+        comparison=compare(summary.stages, context.baseline_stages) if context else [],
     )
 
 

@@ -45,6 +45,10 @@ class Linker:
         """Return the link to a job's gzip-compressed original event log."""
         return self(urls.raw_log(job_id))
 
+    def name(self, job_name: str) -> str:
+        """Return the link to the page of a recurring job (all runs of ``job_name``)."""
+        return self(urls.name_page(job_name))
+
     def static(self, name: str) -> str:
         """Return the link to a shipped asset."""
         return self(f"{urls.STATIC_DIR}/{name}")

@@ -7,10 +7,11 @@ bytes the template loop did (``tests/test_listing.py`` holds that loop and compa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import orjson
 
+from sitegen.diagnose.finding import Finding
 from sitegen.model import JobSummary
 from sitegen.render.cells import status_badge
 from sitegen.render.formatting import DURATIONS, number, timestamps
@@ -19,10 +20,29 @@ from sitegen.render.htmlsafe import esc
 from sitegen.render.links import Linker
 
 _NO_DURATION = '<td class="num">—</td>'
+_NO_FINDINGS = '<td data-v="0"></td>'
+_NONE: Mapping[str, Finding] = {}
 
 
-def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
-    """Return the ``<tr>`` rows of one listing page, linking from its page with ``link``."""
+def findings_cell(findings: Sequence[Finding]) -> str:
+    """Return the findings column's cell: how many, and the worst severity (sorts by both)."""
+    if not findings:
+        return _NO_FINDINGS
+    worst = max(f.severity.rank for f in findings)
+    word = next(f.severity for f in findings if f.severity.rank == worst)
+    return (
+        f'<td data-v="{(worst + 1) * 1_000_000 + len(findings)}">'
+        f'<span class="severity {word}">{len(findings)} {word}</span></td>'
+    )
+
+
+def job_rows(
+    jobs: Sequence[JobSummary], link: Linker, extra: Mapping[str, Finding] = _NONE
+) -> Fragment:
+    """Return the ``<tr>`` rows of one listing page, linking from its page with ``link``.
+
+    ``extra`` holds findings of the reduce step (a regression) by job id.
+    """
     badges: dict[str, str] = {}
     out = []
     # Text made from integers (counts, times, durations) has nothing to escape; text from
@@ -40,12 +60,15 @@ def job_rows(jobs: Sequence[JobSummary], link: Linker) -> Fragment:
         )
         at_ms, at = timestamps(start)
         href = esc(link.job(job_id))
+        more = extra.get(job_id)
+        found = [*job.findings, more] if more is not None else job.findings
+        findings = findings_cell(found) if found else _NO_FINDINGS
         out.append(
             f'<tr>\n<td><a href="{href}"><code>{esc(job_id)}</code></a></td>\n'
             f"<td>{esc(job.job_name)}{failure}</td>\n{badge}\n"
             f'<td class="num" data-v="{job.completed_stages}">'
             f"{job.completed_stages}/{job.num_stages}</td>\n"
-            f'<td class="num" data-v="{job.tasks}">{number(job.tasks)}</td>\n'
+            f'<td class="num" data-v="{job.tasks}">{number(job.tasks)}</td>\n{findings}\n'
             f'<td data-v="{start}"><time datetime="{at_ms}">{at}</time></td>\n{took}</tr>'
         )
     return Fragment("\n".join(out))

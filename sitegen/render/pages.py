@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -12,11 +12,13 @@ from typing import Any
 import jinja2
 
 from sitegen.builder.notes import Note
+from sitegen.diagnose.finding import Finding
+from sitegen.diagnose.recurring import RunContext
 from sitegen.eventlog.reader import LogRead
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
 from sitegen.publish.writer import SiteWriter
-from sitegen.render import cells, formatting, urls
+from sitegen.render import cells, formatting, runs, urls
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.render.links import Linker
@@ -24,11 +26,20 @@ from sitegen.render.listing import find_index, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.payload import PERCENTILE_KEYS
+from sitegen.render.runs import StageChange, compare
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 
 JOBS_PER_EXECUTOR = 50
+
+
+@dataclass(frozen=True)
+class RunsView:
+    """What ``_runs.html`` reads from the job page, for rendering that section alone."""
+
+    context: RunContext | None
+    comparison: list[StageChange]
 
 
 @dataclass
@@ -143,7 +154,11 @@ class PageRenderer:
             duration_cells=cells.duration_cells,
         )
         env.globals.update(
-            urls=urls, zip=zip, pkeys=PERCENTILE_KEYS, stage_colours=timeline.COLOURS
+            urls=urls,
+            zip=zip,
+            pkeys=PERCENTILE_KEYS,
+            stage_colours=timeline.COLOURS,
+            change=runs.change,
         )
         return env
 
@@ -153,6 +168,9 @@ class PageRenderer:
             ("Jobs", urls.jobs_list(1)),
             ("Running", urls.RUNNING),
             ("Executors", urls.EXECUTORS),
+            ("Recurring", urls.RECURRING),
+            ("Failures", urls.FAILURES),
+            ("Insights", urls.INSIGHTS),
             ("Problems", urls.PROBLEMS),
         ]
         items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
@@ -198,12 +216,17 @@ class PageRenderer:
         return [urls.JOBS_DIR]
 
     def job_pages(
-        self, writer: SiteWriter, read: LogRead, summary: JobSummary, note: Note | None = None
+        self,
+        writer: SiteWriter,
+        read: LogRead,
+        summary: JobSummary,
+        note: Note | None = None,
+        context: RunContext | None = None,
     ) -> None:
         """Write one job's page and its stage pages (map step, in a worker)."""
         job_id = summary.job_id
         page = urls.job_page(job_id)
-        job = job_page(read, summary, page, render_md(note.text) if note else None)
+        job = job_page(read, summary, page, render_md(note.text) if note else None, context)
         writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
         for info in job.stages:
             graph_svg, hist_svg = stage_pictures(info, job_id)
@@ -230,14 +253,27 @@ class PageRenderer:
                     ),
                 )
 
+    def runs_section(self, summary: JobSummary, context: RunContext | None) -> bytes:
+        """Render a job page's "Runs of this job" section alone, as the page includes it."""
+        view = RunsView(
+            context, compare(summary.stages, context.baseline_stages) if context else []
+        )
+        link = Linker(urls.job_page(summary.job_id))
+        template = self.env.get_template("_runs.html")
+        return template.render(u=link, s=summary, job=view).encode()
+
     def site_pages(
         self,
         writer: SiteWriter,
         jobs: list[JobSummary],
         running: list[RunningJob],
         problems: list[Problem],
+        extra: Mapping[str, Finding] | None = None,
     ) -> None:
-        """Write the listing pages, operator pages, assets and the 404 page (reduce step)."""
+        """Write the listing pages, operator pages, assets and the 404 page (reduce step).
+
+        ``extra`` holds the reduce step's findings (regressions) by job id.
+        """
         ordered = newest_first(jobs)
         counts = Counter(j.status for j in ordered)
         by_count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -245,7 +281,7 @@ class PageRenderer:
         for n in range(1, pages + 1):
             page = urls.jobs_list(n)
             chunk = ordered[(n - 1) * urls.JOBS_PER_PAGE : n * urls.JOBS_PER_PAGE]
-            rows = job_rows(chunk, Linker(page))
+            rows = job_rows(chunk, Linker(page), extra or {})
             writer.write(
                 page,
                 self.render(

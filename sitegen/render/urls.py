@@ -31,6 +31,15 @@ EXECUTORS = PurePosixPath("executors") / INDEX
 PROBLEMS = PurePosixPath("problems") / INDEX
 RUNNING = PurePosixPath("running") / INDEX
 NOT_FOUND = PurePosixPath("404.html")
+# Recurring jobs (one page per job name), failure groups, findings across jobs.
+NAMES_DIR = "names"
+RECURRING = PurePosixPath(NAMES_DIR) / INDEX
+FAILURES = PurePosixPath("failures") / INDEX
+INSIGHTS = PurePosixPath("insights") / INDEX
+NAMES_JSON = PurePosixPath("names.json")
+FAILURES_JSON = PurePosixPath("failures.json")
+_SLUG_CHARS = re.compile(r"[^a-z0-9]+")
+SLUG_LENGTH = 40
 # Every job's id, name, status and start, for finding a job on any listing page.
 FIND_INDEX = PurePosixPath(LIST_DIR) / "jobs.js"
 OPERATOR_PAGES_DIR = "pages"
@@ -95,6 +104,19 @@ def stage_tasks_page(job_id: str, stage_segment: str, page: int) -> PurePosixPat
     # A directory only for stages with more than one page. No stage page's file name starts
     # with "tasks-", so no stage id can make the two meet.
     return job_pages_dir(job_id) / f"tasks-{stage_segment}" / f"{page}.html"
+
+
+@functools.lru_cache(maxsize=4096)
+def name_page(job_name: str) -> PurePosixPath:
+    """Return the page of one recurring job: ``names/<slug>-<hash>/index.html``.
+
+    Names are arbitrary text: the slug keeps the address readable, and 128 bits of the
+    name's hash keep two names from ever sharing a page (even on a case-blind file system,
+    as the slug is lower-case and the hash hex).
+    """
+    slug = _SLUG_CHARS.sub("-", job_name.lower()).strip("-")[:SLUG_LENGTH].strip("-") or "job"
+    digest = hashlib.blake2s(job_name.encode("utf-8", "surrogatepass"), digest_size=16)
+    return PurePosixPath(NAMES_DIR) / f"{slug}-{digest.hexdigest()}" / INDEX
 
 
 def raw_log(job_id: str) -> PurePosixPath:

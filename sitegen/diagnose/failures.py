@@ -1,0 +1,136 @@
+"""Failure groups: failed jobs and failed task attempts, grouped by their masked error text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from sitegen.diagnose.masking import clip, mask
+from sitegen.model import ErrorPattern, JobSummary, is_failed
+from sitegen.render.payload import task_status
+
+# A job keeps at most this many distinct task error patterns (a bad UDF fails 800,000 tasks
+# with one text; garbage could give each its own): the rest are counted in the last one kept.
+MAX_TASK_PATTERNS = 20
+
+
+def task_error(status: Any) -> str | None:
+    """Return a failed task attempt's error text (None for any other status)."""
+    if not is_failed(status):
+        return None
+    found = task_status(status)
+    return found.error or found.reason or "Failed"
+
+
+def task_error_patterns(statuses: Iterable[Any]) -> list[ErrorPattern]:
+    """Count one job's failed task attempts by masked error text, keeping the first example."""
+    counts: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    overflow = 0
+    for status in statuses:
+        error = task_error(status)
+        if error is None:
+            continue
+        pattern = mask(error)
+        if pattern in counts:
+            counts[pattern] += 1
+        elif len(counts) < MAX_TASK_PATTERNS:
+            counts[pattern] = 1
+            examples[pattern] = clip(error)
+        else:
+            overflow += 1
+    patterns = [ErrorPattern(p, counts[p], examples[p]) for p in counts]
+    if overflow and patterns:
+        last = patterns[-1]
+        patterns[-1] = ErrorPattern(last.pattern, last.count + overflow, last.example)
+    return patterns
+
+
+class FailureGroup(msgspec.Struct, gc=False):
+    """One masked error text as ``failures.json`` lists it."""
+
+    pattern: str
+    example: str
+    jobs: list[str]
+    tasks: int
+    first_seen: int
+    last_seen: int
+
+
+@dataclass
+class _Group:
+    """A group while it is being gathered."""
+
+    pattern: str
+    example: str
+    jobs: dict[str, None] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+    failed_jobs: int = 0
+    tasks: int = 0
+    first_seen: int = 0
+    last_seen: int = 0
+
+    def add(self, job: JobSummary) -> None:
+        """Count ``job`` as hit by this error (once)."""
+        if job.job_id in self.jobs:
+            return
+        self.jobs[job.job_id] = None
+        if job.job_name:
+            self.names.add(job.job_name)
+        if len(self.jobs) == 1:
+            self.first_seen = self.last_seen = job.start_time
+        else:
+            self.first_seen = min(self.first_seen, job.start_time)
+            self.last_seen = max(self.last_seen, job.start_time)
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """A failure group with what the Failures page shows beside ``failures.json``."""
+
+    group: FailureGroup
+    names: list[str]
+    failed_jobs: int
+
+
+def failure_groups(jobs: Iterable[JobSummary]) -> list[GroupView]:
+    """Group failed jobs (by their failure) and failed attempts (by error), most frequent first.
+
+    ``jobs`` may come in any order: a group's jobs are listed oldest first.
+    """
+    groups: dict[str, _Group] = {}
+
+    def group_of(pattern: str, example: str) -> _Group:
+        found = groups.get(pattern)
+        if found is None:
+            found = groups[pattern] = _Group(pattern, example)
+        return found
+
+    for job in sorted(jobs, key=lambda j: (j.start_time, j.job_id)):
+        if job.failure is not None:
+            group = group_of(mask(job.failure), clip(job.failure))
+            group.add(job)
+            group.failed_jobs += 1
+        for errors in job.task_errors:
+            group = group_of(errors.pattern, errors.example)
+            group.add(job)
+            group.tasks += errors.count
+    ordered = sorted(
+        groups.values(), key=lambda g: (-(g.failed_jobs + g.tasks), -len(g.jobs), g.pattern)
+    )
+    return [
+        GroupView(
+            FailureGroup(g.pattern, g.example, list(g.jobs), g.tasks, g.first_seen, g.last_seen),
+            sorted(g.names),
+            g.failed_jobs,
+        )
+        for g in ordered
+    ]
+
+
+def failures_json(groups: Iterable[GroupView]) -> bytes:
+    """Encode ``failures.json``: ``{"groups": [...]}`` (times in ms since the epoch)."""
+    return msgspec.json.encode({"groups": [g.group for g in groups]}) + b"\n"

@@ -1,0 +1,45 @@
+"""A run's size and time per stage: what the comparison between runs of a job needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sitegen.model import StageFigures
+from sitegen.render.payload import Stage
+
+
+def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:
+    """Return each stage's wall time (first task start to last task end), tasks and rows."""
+    figures = []
+    for stage in stages:
+        first = last = None
+        for task in stage.task_list:
+            start, end = task.start_exec_time, task.end_exec_time
+            if start is None or end is None or end < start:
+                continue
+            first = start if first is None or start < first else first
+            last = end if last is None or end > last else last
+        took = last - first if first is not None and last is not None else 0
+        figures.append(
+            StageFigures(
+                stage.stage_id,
+                took,
+                len(stage.task_list),
+                stage.input_rows or 0,
+                stage.output_rows or 0,
+            )
+        )
+    return figures
+
+
+def job_rows(
+    figures: Sequence[StageFigures], edges: Sequence[tuple[str, str]]
+) -> tuple[int | None, int | None]:
+    """Return the rows a job read (stages reading no stage) and wrote (stages nobody reads)."""
+    if not figures:
+        return None, None
+    consumers = {b for _, b in edges}
+    producers = {a for a, _ in edges}
+    read = sum(f.input_rows for f in figures if f.stage_id not in consumers)
+    wrote = sum(f.output_rows for f in figures if f.stage_id not in producers)
+    return read, wrote

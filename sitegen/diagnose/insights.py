@@ -1,0 +1,82 @@
+"""Insights across jobs: the jobs with the worst findings, executors flagged in several jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from sitegen.diagnose.finding import Finding, Severity, most_severe_first
+from sitegen.model import JobSummary
+
+# The Insights page lists at most this many jobs: the worst first.
+TOP_JOBS = 50
+# An executor flagged in at least this many jobs is a node to look at (one job is a fluke).
+MIN_JOBS_PER_NODE = 2
+
+
+def all_findings(job: JobSummary, extra: Mapping[str, Finding]) -> list[Finding]:
+    """Return a job's own findings plus the reduce step's about it (a regression), worst first."""
+    found = list(job.findings)
+    more = extra.get(job.job_id)
+    if more is not None:
+        found.append(more)
+    return most_severe_first(found)
+
+
+def worst(findings: Iterable[Finding]) -> Severity | None:
+    """Return the highest severity among ``findings``, None when there are none."""
+    return max((f.severity for f in findings), key=lambda s: s.rank, default=None)
+
+
+@dataclass(frozen=True)
+class JobInsight:
+    """One job and its findings, worst first."""
+
+    job: JobSummary
+    findings: list[Finding]
+
+
+def worst_jobs(
+    jobs: Iterable[JobSummary], extra: Mapping[str, Finding], limit: int = TOP_JOBS
+) -> list[JobInsight]:
+    """Return the jobs with the most severe findings: by worst severity, count, then newest."""
+    found = []
+    for job in jobs:
+        findings = all_findings(job, extra)
+        if findings:
+            found.append(JobInsight(job, findings))
+    found.sort(key=lambda i: (i.job.start_time, i.job.job_id), reverse=True)
+    found.sort(key=lambda i: (-i.findings[0].severity.rank, -len(i.findings)))
+    return found[:limit]
+
+
+@dataclass(frozen=True)
+class NodeInsight:
+    """An executor flagged by findings in several jobs, with those jobs newest first."""
+
+    executor_id: str
+    jobs: list[JobInsight]
+
+
+def flagged_executors(
+    jobs: Iterable[JobSummary], min_jobs: int = MIN_JOBS_PER_NODE
+) -> list[NodeInsight]:
+    """Return executors that findings name in at least ``min_jobs`` jobs, most jobs first."""
+    by_executor: dict[str, list[JobInsight]] = {}
+    for job in jobs:
+        about: dict[str, list[Finding]] = {}
+        for finding in job.findings:
+            if finding.executor_id is not None:
+                about.setdefault(finding.executor_id, []).append(finding)
+        for executor, findings in about.items():
+            by_executor.setdefault(executor, []).append(
+                JobInsight(job, most_severe_first(findings))
+            )
+    nodes = []
+    for executor in sorted(by_executor):
+        flagged = by_executor[executor]
+        if len(flagged) >= min_jobs:
+            flagged.sort(key=lambda i: (i.job.start_time, i.job.job_id), reverse=True)
+            nodes.append(NodeInsight(executor, flagged))
+    nodes.sort(key=lambda n: -len(n.jobs))
+    return nodes

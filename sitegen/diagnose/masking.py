@@ -1,0 +1,52 @@
+"""Mask the variable parts of an error text, so that errors with one cause group together."""
+
+from __future__ import annotations
+
+import re
+
+# Error texts can be whole stack traces: only this much of one is masked and kept.
+MAX_ERROR_CHARS = 2000
+
+# In this order: a part masked early (a path) is not masked again piecewise (its numbers).
+_RULES: list[tuple[re.Pattern[str], str]] = [
+    # UUIDs (task and job ids of other systems, temp file names).
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<uuid>",
+    ),
+    # URLs (s3://bucket/key, http://host:port/…).
+    (re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+"), "<url>"),
+    # File paths: at least two segments, absolute or relative (/tmp/a.arrow, data/x.parquet).
+    (
+        re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[(\['\"=:]))(?:[A-Za-z]:)?[\w.~-]*(?:/[\w.~=-]+){2,}/?"),
+        "<path>",
+    ),
+    # IPv4 addresses, with a port if any.
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
+    # Quoted strings: column names, values, file names.
+    (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "<str>"),
+    # Sizes with a unit (512.0 MB, 64KiB).
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)\b"), "<size>"),
+    # Hexadecimal: 0x-prefixed, or runs of 8+ hex digits holding a digit (hashes, addresses).
+    (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<hex>"),
+    # Ids: words mixing letters and digits (job ids like Ca05RFR, executor-3 is a number below).
+    (re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9_]{5,}\b"), "<id>"),
+    # Numbers: counts, ids, ports, times, decimals.
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
+]
+_SPACE = re.compile(r"\s+")
+
+
+def clip(text: str) -> str:
+    """Return at most ``MAX_ERROR_CHARS`` of an error text (the example a page shows)."""
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + "…"
+
+
+def mask(text: str) -> str:
+    """Return ``text`` with numbers, ids, sizes, paths, hex, UUIDs and quoted strings masked."""
+    masked = text[:MAX_ERROR_CHARS]
+    for regex, placeholder in _RULES:
+        masked = regex.sub(placeholder, masked)
+    return _SPACE.sub(" ", masked).strip()

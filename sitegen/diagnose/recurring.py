@@ -1,0 +1,218 @@
+"""Recurring jobs: runs sharing a ``job_name``, their trend, and runs that regressed.
+
+Pure functions over job summaries, oldest run first: the reduce step feeds them every
+published job (or, later, rows of the build's database).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from sitegen.diagnose.finding import Finding, FindingKind, Severity
+from sitegen.model import JobSummary, StageFigures
+from sitegen.render.formatting import duration
+
+# A successful run regresses when it took over this many times the median of the recent
+# successful runs of its name: runs that vary by ±10% (at most 1.22x apart) never do.
+REGRESSION_RATIO = 1.5
+# ... and from this ratio on it is critical (Dr. Elephant's third band, as for the findings).
+CRITICAL_RATIO = 3.16
+# Fewer earlier successful runs than this say too little about what is normal.
+MIN_EARLIER_RUNS = 5
+# The baseline is the median of at most this many of the latest earlier successful runs, so
+# that a lasting change (new data, new hardware) becomes the new normal after a while.
+RECENT_RUNS = 10
+# A slowdown smaller than this matters to nobody, whatever the ratio (a 40 ms query at 90 ms).
+MIN_SLOWDOWN_MS = 1_000
+# The job list's word for a job that completed.
+COMPLETED = "Completed"
+
+
+def duration_ms(job: JobSummary) -> int | None:
+    """Return a run's wall time (start to end, as the jobs list shows it), None if unknown."""
+    if job.start_time <= 0 or job.end_time < job.start_time:
+        return None
+    return job.end_time - job.start_time
+
+
+def succeeded(job: JobSummary) -> bool:
+    """Tell whether a run completed."""
+    return job.failure is None and job.status == COMPLETED
+
+
+def failed(job: JobSummary) -> bool:
+    """Tell whether a run failed (a cancelled run did not)."""
+    return job.failure is not None or job.status == "Failed"
+
+
+def oldest_first(jobs: Iterable[JobSummary]) -> list[JobSummary]:
+    """Order runs by start time, ties by id."""
+    return sorted(jobs, key=lambda j: (j.start_time, j.job_id))
+
+
+def runs_by_name(jobs: Iterable[JobSummary]) -> dict[str, list[JobSummary]]:
+    """Group named jobs by name, each name's runs oldest first, names sorted."""
+    found: dict[str, list[JobSummary]] = {}
+    for job in jobs:
+        if job.job_name:
+            found.setdefault(job.job_name, []).append(job)
+    return {name: oldest_first(found[name]) for name in sorted(found)}
+
+
+def percentile(values: Sequence[int], q: float) -> int | None:
+    """Return the nearest-rank ``q`` percentile (0 < q <= 1) of ``values``; None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def regression(
+    job: JobSummary, earlier_successes: Sequence[int], name: str | None = None
+) -> Finding | None:
+    """Judge one run against the durations of the earlier successful runs of its name."""
+    took = duration_ms(job)
+    if took is None or not succeeded(job) or len(earlier_successes) < MIN_EARLIER_RUNS:
+        return None
+    recent = earlier_successes[-RECENT_RUNS:]
+    median = statistics.median(recent)
+    if median <= 0 or took <= REGRESSION_RATIO * median or took - median < MIN_SLOWDOWN_MS:
+        return None
+    ratio = took / median
+    severity = Severity.CRITICAL if ratio >= CRITICAL_RATIO else Severity.WARNING
+    message = (
+        f"This run took {duration(took)}, {ratio:.1f}x the median of {duration(median)} "
+        f"over the previous {len(recent)} successful runs of “{name or job.job_name}”."
+    )
+    return Finding(FindingKind.REGRESSION, severity, None, None, None, round(ratio, 2), message)
+
+
+def regressions(runs: Sequence[JobSummary]) -> dict[str, Finding]:
+    """Return the regression finding of each run of one name that regressed (runs oldest first)."""
+    found: dict[str, Finding] = {}
+    successes: list[int] = []
+    for job in runs:
+        finding = regression(job, successes)
+        if finding is not None:
+            found[job.job_id] = finding
+        took = duration_ms(job)
+        if succeeded(job) and took is not None:
+            successes.append(took)
+    return found
+
+
+@dataclass(frozen=True)
+class NameTrend:
+    """One job name: its runs oldest first and their figures."""
+
+    name: str
+    runs: list[JobSummary]
+    regressions: dict[str, Finding]
+
+    @functools.cached_property
+    def durations(self) -> list[int]:
+        """Return the wall times of the successful runs."""
+        return [d for j in self.runs if succeeded(j) and (d := duration_ms(j)) is not None]
+
+    @property
+    def median_ms(self) -> int | None:
+        """Return the median wall time of the successful runs, in whole ms."""
+        values = self.durations
+        return round(statistics.median(values)) if values else None
+
+    @property
+    def p90_ms(self) -> int | None:
+        """Return the 90th percentile wall time of the successful runs."""
+        return percentile(self.durations, 0.9)
+
+    @property
+    def failures(self) -> int:
+        """Return how many runs failed."""
+        return sum(1 for j in self.runs if failed(j))
+
+    @property
+    def failure_rate(self) -> float:
+        """Return the share of runs that failed (0 to 1)."""
+        return self.failures / len(self.runs)
+
+    @property
+    def latest(self) -> JobSummary:
+        """Return the newest run."""
+        return self.runs[-1]
+
+    @property
+    def latest_regressed(self) -> bool:
+        """Tell whether the newest run regressed."""
+        return self.latest.job_id in self.regressions
+
+
+def trends(jobs: Iterable[JobSummary]) -> list[NameTrend]:
+    """Return every job name's trend, most runs first, then by name."""
+    found = [NameTrend(name, runs, regressions(runs)) for name, runs in runs_by_name(jobs).items()]
+    found.sort(key=lambda t: (-len(t.runs), t.name))
+    return found
+
+
+class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """What a recurring run's page shows about the other runs of its name.
+
+    Computed in the reduce step; the job page is rendered with it, and re-rendered when
+    it changes (its digest is kept in the manifest, as a note's is).
+    """
+
+    previous: str | None = None
+    next: str | None = None
+    regression: Finding | None = None
+    # The previous successful run, for the stage-by-stage comparison.
+    baseline: str | None = None
+    baseline_ms: int | None = None
+    baseline_tasks: int | None = None
+    baseline_input_rows: int | None = None
+    baseline_output_rows: int | None = None
+    baseline_stages: list[StageFigures] = msgspec.field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        """Return the digest the manifest keeps for this context."""
+        return hashlib.sha256(msgspec.json.encode(self)).hexdigest()
+
+
+def run_contexts(found: Iterable[NameTrend]) -> dict[str, RunContext]:
+    """Return the context of every run of a name with more than one run, by job id."""
+    contexts: dict[str, RunContext] = {}
+    for trend in found:
+        runs = trend.runs
+        if len(runs) < 2:
+            continue
+        baseline: JobSummary | None = None
+        for n, job in enumerate(runs):
+            contexts[job.job_id] = RunContext(
+                previous=runs[n - 1].job_id if n else None,
+                next=runs[n + 1].job_id if n + 1 < len(runs) else None,
+                regression=trend.regressions.get(job.job_id),
+                baseline=baseline.job_id if baseline else None,
+                baseline_ms=duration_ms(baseline) if baseline else None,
+                baseline_tasks=baseline.tasks if baseline else None,
+                baseline_input_rows=baseline.input_rows if baseline else None,
+                baseline_output_rows=baseline.output_rows if baseline else None,
+                baseline_stages=list(baseline.stages) if baseline else [],
+            )
+            if succeeded(job):
+                baseline = job
+    return contexts
+
+
+def all_regressions(jobs: Iterable[JobSummary]) -> dict[str, Finding]:
+    """Return the regression finding of every run that regressed, by job id."""
+    return {
+        job_id: finding
+        for runs in runs_by_name(jobs).values()
+        for job_id, finding in regressions(runs).items()
+    }

@@ -1,0 +1,473 @@
+"""Recurring jobs, regressions, failure groups, insights and check --fail-on (issue 13, reduce)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.cli import cli
+from sitegen.diagnose import failures, gate, insights, recurring
+from sitegen.diagnose.finding import Finding, FindingKind, Severity
+from sitegen.diagnose.masking import mask
+from sitegen.examples import generator
+from sitegen.model import ErrorPattern, JobSummary
+from sitegen.render import urls
+from tests.logs import job_lines, write
+
+DAY = 86_400_000
+T0 = 1_767_225_600_000
+
+
+def run(
+    job_id: str,
+    took: int,
+    start: int,
+    name: str = "q1",
+    status: str = "Completed",
+    failure: str | None = None,
+    **kw: object,
+) -> JobSummary:
+    """Return a summary of one run, as the map step would make it."""
+    return JobSummary(
+        job_id=job_id,
+        job_name=name,
+        status=status,
+        job_status="",
+        start_time=start,
+        end_time=start + took,
+        num_stages=1,
+        completed_stages=1,
+        percent_complete=100,
+        queued_at=start,
+        started_at=start,
+        completed_at=start + took,
+        file=f"{job_id}.eventlog",
+        failure=failure,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def runs(durations: list[int], name: str = "q1") -> list[JobSummary]:
+    """Return daily runs of one name with these durations (ms), oldest first."""
+    return [run(f"{name}-{n}", d, T0 + n * DAY, name) for n, d in enumerate(durations)]
+
+
+# Regression -------------------------------------------------------------------------------
+
+
+def test_a_run_far_slower_than_the_recent_median_regresses() -> None:
+    found = recurring.regressions(runs([10_000] * 5 + [16_000]))
+    assert list(found) == ["q1-5"]
+    finding = found["q1-5"]
+    assert (finding.kind, finding.severity, finding.value) == (
+        FindingKind.REGRESSION,
+        Severity.WARNING,
+        1.6,
+    )
+    assert finding.message == (
+        "This run took 16.0 s, 1.6x the median of 10.0 s over the previous 5 successful runs"
+        " of “q1”."
+    )
+
+
+def test_a_run_at_the_critical_band_is_critical() -> None:
+    found = recurring.regressions(runs([10_000] * 5 + [32_000]))
+    assert found["q1-5"].severity is Severity.CRITICAL
+
+
+def test_too_few_earlier_runs_no_regression() -> None:
+    assert recurring.regressions(runs([10_000] * 4 + [50_000])) == {}
+
+
+def test_failed_runs_neither_regress_nor_count_as_a_baseline() -> None:
+    history = runs([10_000] * 5 + [50_000, 50_000])
+    history[3] = run("q1-3", 10_000, T0 + 3 * DAY, failure="boom", status="Failed")
+    history[6] = run("q1-6", 50_000, T0 + 6 * DAY, failure="boom", status="Failed")
+    # q1-5 has only four successful runs before it; q1-6 failed.
+    assert recurring.regressions(history) == {}
+
+
+def test_a_small_slowdown_is_no_regression_whatever_the_ratio() -> None:
+    assert recurring.regressions(runs([400] * 5 + [1_300])) == {}
+    assert recurring.MIN_SLOWDOWN_MS == 1_000
+
+
+def test_the_baseline_is_the_recent_runs() -> None:
+    # Slow for a long time, then fast for ten runs: a slow run again regresses against the fast.
+    durations = [30_000] * 10 + [10_000] * recurring.RECENT_RUNS + [20_000]
+    assert list(recurring.regressions(runs(durations))) == [f"q1-{len(durations) - 1}"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.integers(min_value=1, max_value=10_000_000),
+    jitter=st.lists(st.floats(min_value=-0.1, max_value=0.1), min_size=1, max_size=40),
+)
+def test_steady_runs_never_regress(base: int, jitter: list[float]) -> None:
+    durations = [round(base * (1 + j)) for j in jitter]
+    assert recurring.regressions(runs(durations)) == {}
+
+
+def test_trend_figures() -> None:
+    history = runs([1_000, 2_000, 3_000, 4_000, 100_000])
+    history.append(run("q1-f", 5, T0 + 9 * DAY, failure="x", status="Failed"))
+    (trend,) = recurring.trends(history)
+    assert (trend.median_ms, trend.p90_ms, trend.failures) == (3_000, 100_000, 1)
+    assert trend.failure_rate == pytest.approx(1 / 6)
+    assert trend.latest.job_id == "q1-f" and not trend.latest_regressed
+
+
+def test_run_contexts_link_neighbours_and_the_previous_success() -> None:
+    history = runs([1_000, 1_000, 1_000])
+    history[1] = run("q1-1", 1_000, T0 + DAY, failure="x", status="Failed")
+    contexts = recurring.run_contexts(recurring.trends(history + runs([5], "alone")))
+    assert set(contexts) == {"q1-0", "q1-1", "q1-2"}  # a name with one run has none
+    last = contexts["q1-2"]
+    assert (last.previous, last.next, last.baseline, last.baseline_ms) == (
+        "q1-1",
+        None,
+        "q1-0",
+        1_000,
+    )
+    assert (contexts["q1-0"].previous, contexts["q1-0"].next) == (None, "q1-1")
+
+
+def test_name_pages_are_safe_and_distinct() -> None:
+    names = ["tpch-q1", "TPCH-Q1", "../../etc", "a/b", "", "日本語", "x" * 500, "a b", "a-b"]
+    pages = [urls.name_page(n) for n in names]
+    assert len({str(p).lower() for p in pages}) == len(names)
+    for page in pages:
+        assert page.parts[0] == "names" and page.name == "index.html" and len(page.parts) == 3
+        assert re.fullmatch(r"[a-z0-9-]+-[0-9a-f]{32}", page.parts[1]), page
+
+
+# Failure groups ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (
+            "Failed to fetch partition 3 from executor-1 at 10.0.0.5:50051",
+            "Failed to fetch partition 17 from executor-12 at 192.168.1.20:7077",
+        ),
+        (
+            "IO error: No such file: /data/spill/job-1/part-00017.arrow",
+            "IO error: No such file: /mnt/disk2/spill/job-99/part-3.arrow",
+        ),
+        ("allocate additional 512.0 MB", "allocate additional 64 KiB"),
+        ("object 0x7ffde3a1 freed", "object 0xdeadbeef freed"),
+        (
+            "task 3f2a9c1e-1b2c-4d5e-8f90-a1b2c3d4e5f6 lost",
+            "task 00000000-0000-4000-8000-000000000000 lost",
+        ),
+        ("column 'l_quantity' not found", 'column "o_orderkey" not found'),
+        ("job Ca05RFR failed", "job 1UXXFWX failed"),
+        ("read s3://bucket/a/1.parquet", "read s3://other/b.parquet"),
+        ("checksum 3e9a1f0c77 mismatch", "checksum 9b8a7f6e5d mismatch"),
+    ],
+)
+def test_masking_groups_what_varies(one: str, other: str) -> None:
+    assert mask(one) == mask(other)
+
+
+def test_masking_keeps_what_differs() -> None:
+    errors = [
+        "Arrow error: Divide by zero error",
+        "Resources exhausted: Failed to allocate additional 1 MB for HashJoinInput",
+        "Execution error: connection reset by peer",
+    ]
+    assert len({mask(e) for e in errors}) == 3
+
+
+def test_task_error_patterns_are_bounded_and_counted() -> None:
+    failed = [
+        {"Failed": {"reason": "x", "error": f"error kind {'ab'[n % 2]} at {n}"}} for n in range(9)
+    ]
+    patterns = failures.task_error_patterns(["Successful", *failed])
+    assert patterns == [
+        ErrorPattern("error kind a at <n>", 5, "error kind a at 0"),
+        ErrorPattern("error kind b at <n>", 4, "error kind b at 1"),
+    ]
+    many = [{"Failed": {"error": f"kind {chr(65 + n // 2)}{chr(65 + n % 2)} x"}} for n in range(60)]
+    capped = failures.task_error_patterns(many)
+    assert len(capped) == failures.MAX_TASK_PATTERNS
+    assert sum(p.count for p in capped) == 60
+
+
+def test_failure_groups_hold_failed_jobs_and_task_errors() -> None:
+    spill = "IO error: disk full writing /spill/{}/part-{}.arrow"
+    jobs = [
+        run("a", 10, T0, "etl", "Failed", spill.format(1, 7)),
+        run("b", 10, T0 + DAY, "etl", "Failed", spill.format(22, 3)),
+        run(
+            "c",
+            10,
+            T0 + 2 * DAY,
+            "report",
+            task_errors=[ErrorPattern(mask(spill.format(5, 5)), 3, spill.format(5, 5))],
+        ),
+        run("d", 10, T0 + 3 * DAY, "etl", "Failed", "Arrow error: Divide by zero error"),
+    ]
+    groups = failures.failure_groups(reversed(jobs))
+    encoded = json.loads(failures.failures_json(groups))
+    assert encoded == {
+        "groups": [
+            {
+                "pattern": "IO error: disk full writing <path>",
+                "example": spill.format(1, 7),
+                "jobs": ["a", "b", "c"],
+                "tasks": 3,
+                "first_seen": T0,
+                "last_seen": T0 + 2 * DAY,
+            },
+            {
+                "pattern": "Arrow error: Divide by zero error",
+                "example": "Arrow error: Divide by zero error",
+                "jobs": ["d"],
+                "tasks": 0,
+                "first_seen": T0 + 3 * DAY,
+                "last_seen": T0 + 3 * DAY,
+            },
+        ]
+    }
+    assert (groups[0].names, groups[0].failed_jobs) == (["etl", "report"], 2)
+
+
+# Insights ---------------------------------------------------------------------------------
+
+
+def finding(kind: FindingKind, severity: Severity, executor: str | None = None) -> Finding:
+    return Finding(kind, severity, 1, 2, executor, 3.0, f"{kind} on {executor}")
+
+
+def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
+    bad_node = finding(FindingKind.SLOW_EXECUTOR, Severity.WARNING, "exec-7")
+    jobs = [
+        run("calm", 10, T0),
+        run("meh", 10, T0 + 1, findings=[finding(FindingKind.IDLE, Severity.INFO)]),
+        run("slow1", 10, T0 + 2, findings=[bad_node]),
+        run("slow2", 10, T0 + 3, findings=[bad_node, finding(FindingKind.QUEUED, Severity.INFO)]),
+        run("once", 10, T0 + 4, findings=[finding(FindingKind.STRAGGLER, Severity.INFO, "e1")]),
+    ]
+    regression = finding(FindingKind.REGRESSION, Severity.CRITICAL)
+    worst = insights.worst_jobs(jobs, {"meh": regression})
+    assert [i.job.job_id for i in worst] == ["meh", "slow2", "slow1", "once"]
+    assert worst[0].findings[0] is regression
+    nodes = insights.flagged_executors(jobs)
+    assert [(n.executor_id, [i.job.job_id for i in n.jobs]) for n in nodes] == [
+        ("exec-7", ["slow2", "slow1"])
+    ]
+
+
+# The built site ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from sitegen.examples import EXAMPLE_LOG_DIR
+
+    out = tmp_path_factory.mktemp("trends") / "site"
+    build(BuildOptions(EXAMPLE_LOG_DIR, out))
+    return out
+
+
+def test_names_json_describes_every_name(site: Path) -> None:
+    names = {n["name"]: n for n in json.loads((site / "names.json").read_text())["names"]}
+    etl = names[generator.RECURRING_NAME]
+    assert etl["runs"] == generator.RECURRING_RUNS
+    assert etl["failure_rate"] == round(1 / generator.RECURRING_RUNS, 4)
+    assert etl["latest_regressed"] is True
+    assert etl["page"] == str(urls.name_page(generator.RECURRING_NAME))
+    assert (site / etl["page"]).is_file()
+    assert etl["median_ms"] < etl["p90_ms"]
+    assert names["tpch-q9"]["runs"] == 1 and names["tpch-q9"]["latest_regressed"] is False
+    assert all((site / n["page"]).is_file() for n in names.values())
+
+
+def test_failures_json_groups_the_examples(site: Path) -> None:
+    groups = json.loads((site / "failures.json").read_text())["groups"]
+    patterns = {g["pattern"]: g for g in groups}
+    spill = patterns["IO error: could not write spill file <path>: <size> left on device"]
+    # The failed run of nightly-etl is in the group of its task errors; its own failure
+    # (with the stage prefix) is a group of its own.
+    job_failure = "Job failed due to stage <n> failed: " + spill["pattern"]
+    assert patterns[job_failure]["jobs"] == spill["jobs"]
+    fetch = patterns[
+        "Execution error: Failed to fetch partition <n> of stage <n> from executor-<n> at <ip>:"
+        " connection reset by peer"
+    ]
+    assert fetch["jobs"] == ["planted-failed-attempts"] and fetch["tasks"] > 3
+    assert patterns["Job failed due to stage <n> failed: Arrow error: Divide by zero error"][
+        "jobs"
+    ] == ["Ca05RFR"]
+
+
+def test_pages_link_each_other(site: Path) -> None:
+    names = json.loads((site / "names.json").read_text())["names"]
+    etl = next(n for n in names if n["name"] == generator.RECURRING_NAME)
+    latest = etl["latest_job_id"]
+    page = (site / "jobs" / latest / "index.html").read_text()
+    trend_href = "../../" + etl["page"]
+    assert f'<a href="{trend_href}">See the trend</a>' in page
+    assert 'class="regression warning" id="regression"' in page
+    previous = re.search(r'rel="prev" href="\.\./\.\./jobs/(\w+)/index.html"', page)
+    assert previous and 'rel="next"' not in page
+    before = (site / "jobs" / previous.group(1) / "index.html").read_text()
+    assert f'rel="next" href="../../jobs/{latest}/index.html"' in before
+    # The comparison with the previous successful run, stage by stage.
+    assert '<table class="compare">' in page and page.count('<th scope="row">') >= 5
+    trend_page = (site / etl["page"]).read_text()
+    assert trend_page.count('<tr><td><a href="../../jobs/') == generator.RECURRING_RUNS
+    assert '<svg class="trend"' in trend_page and 'class="trend-failed"' in trend_page
+    assert 'class="trend-regressed"' in trend_page
+    recurring_page = (site / urls.RECURRING).read_text()
+    assert f'href="../{etl["page"]}"' in recurring_page
+    failures_page = (site / urls.FAILURES).read_text()
+    assert '<a href="../jobs/Ca05RFR/index.html">' in failures_page
+    insights_page = (site / urls.INSIGHTS).read_text()
+    assert f'<a href="../jobs/{latest}/index.html#regression">' in insights_page
+    listing = (site / "index.html").read_text()
+    assert '<span class="severity warning">1 warning</span>' in listing
+
+
+def test_names_are_escaped(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    evil = '<script>alert("x")</script> & ../../'
+    for n in range(2):
+        write(logs / f"e{n}.eventlog", job_lines(f"e{n}", name=evil, start_ms=T0 + n * DAY))
+    build(BuildOptions(logs, tmp_path / "site"))
+    for page in (tmp_path / "site").rglob("*.html"):
+        assert "<script>alert" not in page.read_text(), page
+    assert json.loads((tmp_path / "site" / "names.json").read_text())["names"][0]["name"] == evil
+
+
+# check --fail-on --------------------------------------------------------------------------
+
+
+def daily_runs(logs: Path, count: int, last_scale: float = 1.0, last_fails: bool = False) -> None:
+    """Write ``count`` identical daily runs of q1; the last one slower, or failed."""
+    logs.mkdir(exist_ok=True)
+    for n in range(count):
+        last = n == count - 1
+        lines = job_lines(
+            f"run{n}",
+            name="q1",
+            start_ms=T0 + n * DAY,
+            spread=(1000, 1000),
+            stage1_straggler=False,
+            scale=last_scale if last else 1.0,
+            outcome="failed" if last and last_fails else "succeeded",
+        )
+        write(logs / f"run{n}.eventlog", lines)
+
+
+def test_fail_on_passes_steady_runs(tmp_path: Path) -> None:
+    daily_runs(tmp_path, 7)
+    result = CliRunner().invoke(
+        cli, ["check", "--event-log-dir", str(tmp_path), "--fail-on", "regression,failed"]
+    )
+    assert result.exit_code == 0
+    assert result.output.splitlines()[-1] == (
+        "--fail-on failed,regression: no newest run of a job name has one: passed."
+    )
+
+
+def test_fail_on_regression_exits_1_and_says_why(tmp_path: Path) -> None:
+    daily_runs(tmp_path, 7, last_scale=2.0)
+    result = CliRunner().invoke(
+        cli, ["check", "--event-log-dir", str(tmp_path), "--fail-on", "regression"]
+    )
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"Checked 7 logs in {tmp_path}: 7 completed.",
+        "7 jobs can be published; no problems: check passed.",
+        "fail-on: q1: job run6: regression: warning: This run took 4.1 s, 2.0x the median of"
+        " 2.1 s over the previous 6 successful runs of “q1”.",
+        "--fail-on regression: 1 newest run to look at: failed.",
+    ]
+    # Not asked about regressions: passes.
+    other = CliRunner().invoke(
+        cli, ["check", "--event-log-dir", str(tmp_path), "--fail-on", "idle"]
+    )
+    assert other.exit_code == 0
+
+
+def test_fail_on_failed_and_json(tmp_path: Path) -> None:
+    daily_runs(tmp_path, 3, last_fails=True)
+    args = ["check", "--event-log-dir", str(tmp_path), "--fail-on", "failed"]
+    result = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert result.exit_code == 1
+    out = json.loads(result.output)
+    assert out["ok"] is True and out["fail_on"] == ["failed"]
+    assert [(r["job_id"], r["kind"]) for r in out["fail_on_reasons"]] == [("run2", "failed")]
+    assert out["fail_on_reasons"][0]["why"].startswith("Job failed due to stage 2 failed: ")
+    assert [j["job_id"] for j in out["jobs"]] == ["run2", "run1", "run0"]
+    # Only the newest run counts: an older failure is history.
+    (tmp_path / "run3.eventlog").write_bytes(
+        b"".join(job_lines("run3", name="q1", start_ms=T0 + 3 * DAY))
+    )
+    assert CliRunner().invoke(cli, args).exit_code == 0
+
+
+@pytest.mark.parametrize("bad", ["", "regresion", "failed,nope"])
+def test_fail_on_refuses_unknown_kinds(bad: str) -> None:
+    result = CliRunner().invoke(cli, ["check", "--fail-on", bad])
+    assert result.exit_code == 2
+    assert "--fail-on takes a comma-separated list of" in result.output
+
+
+def test_fail_on_kinds_are_every_finding_kind_and_failed() -> None:
+    assert set(gate.KINDS) == {str(k) for k in FindingKind} | {"failed"}
+
+
+def test_a_job_template_without_markers_is_rendered_again(tmp_path: Path) -> None:
+    from sitegen.render.templates import default_template_dir
+
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    shipped = (default_template_dir() / "job.html").read_text()
+    plain = shipped.replace("<!--sitegen:runs-->", "").replace("<!--/sitegen:runs-->", "")
+    assert plain != shipped
+    (theme / "job.html").write_text(plain)
+    logs = tmp_path / "logs"
+    daily_runs(logs, 3)
+    report = build(BuildOptions(logs, tmp_path / "site", templates_dir=theme))
+    assert report.rebuilt == 3
+    first = (tmp_path / "site/jobs/run0/index.html").read_text()
+    assert 'rel="next" href="../../jobs/run1/index.html"' in first
+    assert "sitegen:runs" not in first
+
+
+def test_trend_chart_is_well_formed_and_marks_each_run() -> None:
+    import xml.etree.ElementTree as ET
+
+    from sitegen.svg import trend as trend_svg
+
+    points = [
+        trend_svg.Point("a&b", T0, 1_000),
+        trend_svg.Point("<c>", T0 + DAY, 1_100, failed=True),
+        trend_svg.Point('"d"', T0 + 2 * DAY, 3_000, regressed=True),
+    ]
+    svg = trend_svg.chart(points, 'Duration of <x> & "y"', lambda job_id: f"jobs/{job_id}")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    links = root.findall(f"{ns}a")
+    assert [a.get("href") for a in links] == ["jobs/a&b", "jobs/<c>", 'jobs/"d"']
+    assert [m.get("class") for a in links for m in a if m.tag != f"{ns}title"] == [
+        "trend-ok",
+        "trend-failed",
+        "trend-regressed",
+    ]
+    assert root.get("aria-label") == 'Duration of <x> & "y"'
+    # The line joins the successful runs only.
+    assert len(root.find(f"{ns}polyline").get("points").split()) == 2  # type: ignore[union-attr]
+    assert trend_svg.chart([], "empty", str) == ""
