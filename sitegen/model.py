@@ -13,6 +13,8 @@ from collections.abc import Iterable
 
 import msgspec
 
+from sitegen.diagnose.finding import Finding
+
 
 class Classification(enum.StrEnum):
     """What a log file turned out to be."""
@@ -93,6 +95,10 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     log_bytes: int = 0
     # Size of the published gzip copy of the log; None when raw logs are not published.
     raw_log_bytes: int | None = None
+    # What the job's own log says went wrong or slow, most severe first (see docs/findings.md).
+    findings: list[Finding] = msgspec.field(default_factory=list)
+    # A failed job's first failed task attempt: its error text (None if no attempt failed).
+    root_cause: str | None = None
 
 
 class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):

@@ -89,6 +89,16 @@ def stage_tasks_page(job_id: str, stage_segment: str, page: int) -> PurePosixPat
     return job_root(job_id) / f"tasks-{stage_segment}" / f"{page}.html"
 
 
+def findings_file(job_id: str) -> PurePosixPath:
+    """Return the file of a job's findings as JSON (see docs/findings.md)."""
+    return job_root(job_id) / "findings.json"
+
+
+def trace_file(job_id: str) -> PurePosixPath:
+    """Return the file of a job's task attempts in the Chrome Trace Event format."""
+    return job_root(job_id) / "trace.json"
+
+
 def raw_log(job_id: str) -> PurePosixPath:
     """Return the file of a job's original event log, gzip-compressed."""
     return job_root(job_id) / "eventlog.gz"

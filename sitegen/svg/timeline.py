@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
@@ -91,10 +91,13 @@ def timeline(
     lane_id: Callable[[str], str],
     title: str,
     window: tuple[int, int] | None = None,
+    marked: Set[tuple[int, int, int]] = frozenset(),
 ) -> str:
     """Return the timeline SVG; empty string when there are no task records.
 
     ``window`` widens the time axis to that span (the job's, when only some bars are drawn).
+    ``marked`` holds the stragglers' (stage, task, start): their bars are outlined and
+    their tooltips say "straggler".
     """
     lanes, t0, t1 = _lanes(tasks)
     if not lanes:
@@ -161,6 +164,13 @@ def timeline(
                     )
                 head, failed_head, stage_tip = texts
             took = end - start if end > start else 0
+            if marked and (stage_id, task.task_id, start) in marked:
+                body.append(
+                    f"{head[:-5]} straggler{head[-5:]}{start - t0}{row_ys[row]}"
+                    f"{width_tip[took if took > thinnest else thinnest]}"
+                    f"{task.task_id}{stage_tip}{DURATIONS[took]} &#183; straggler</title></rect>"
+                )
+                continue
             if task.status == "Successful":
                 body.append(
                     f"{head}{start - t0}{row_ys[row]}"
