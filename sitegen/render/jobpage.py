@@ -171,14 +171,14 @@ class TaskTable:
             row = "<tr"
             if tid is not None and tid not in anchored:
                 anchored.add(tid)
-                row = f'<tr id="{task_anchor(tid)}"'
+                row = f"<tr id={task_anchor(tid)}"  # unquoted, as HTML allows: 800,000 rows
             kind = flags.get(position) if flags else None
             if kind is not None:
                 # Words, not only a colour: the marker says which finding flagged the row.
-                row += ' class="flagged"'
+                row += " class=flagged"
                 badge += f' <span class="badge flag">&#9873; {kind}</span>'
             elif word == "Failed":
-                row += ' class="failed"'
+                row += " class=failed"
             out.append(
                 f"{row}>"
                 f"<td>{NONE if tid is None else tid}</td><td>{badge}</td><td>{shown}</td>"
