@@ -31,12 +31,15 @@ import msgspec
 import sitegen
 from sitegen.builder import manifest
 from sitegen.builder.mapstep import process_log, root_parents
+from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.schema import Envelope, TaskEnd
 from sitegen.examples.generator import JobSpec, write_corpus, write_log
 from sitegen.layout import PARTS_DIR
+from sitegen.render import jobpage
+from sitegen.render import pages as pages_module
 from sitegen.render.fragments import Fragment
 from sitegen.render.jobpage import StageInfo, TaskTable
 from sitegen.render.pages import PageRenderer
@@ -108,12 +111,15 @@ def sitegen_reading(log_dir: Path) -> int:
     return records
 
 
-def map_step_cpu(log_dir: Path, out: Path, count: int) -> tuple[float, float]:
-    """Return the user CPU ms per job of the map step in one process: as built, and what-if.
+def map_step_cpu(log_dir: Path, out: Path, count: int) -> dict[str, float]:
+    """Return the user CPU ms per job of the map step in one process: as built, and what-ifs.
 
-    The what-if renders no task table rows and no timeline (empty strings in their place):
-    the least the map step could cost if that per-task HTML were free, say compiled. User
-    time only: the kernel's share is creating files, which swings with the disk's load.
+    "bare" renders no task table rows and no timeline (empty strings in their place):
+    the least the map step could cost if that per-task HTML were free, say compiled.
+    "no findings" skips the diagnosis (an empty one in its place); "no findings, no trace"
+    also writes an empty trace.json: the differences are what the findings and the trace
+    cost. User time only: the kernel's share is creating files, which swings with the
+    disk's load.
     """
     logs = discover(log_dir)[:count]
     pages = PageRenderer()
@@ -122,6 +128,14 @@ def map_step_cpu(log_dir: Path, out: Path, count: int) -> tuple[float, float]:
         mock.patch.object(TaskTable, "rows", lambda self, number=1: Fragment("")),
         mock.patch.object(timeline, "timeline", lambda *args, **kwargs: ""),
     )
+    no_findings = (mock.patch.object(jobpage, "diagnose", lambda facts: Diagnosis()),)
+    no_trace = (*no_findings, mock.patch.object(pages_module, "trace", lambda *args: b""))
+    variants = {
+        "as built": (),
+        "bare": bare_html,
+        "no findings": no_findings,
+        "no findings, no trace": no_trace,
+    }
 
     def run(patches: tuple[Any, ...]) -> float:
         shutil.rmtree(out, ignore_errors=True)
@@ -137,9 +151,12 @@ def map_step_cpu(log_dir: Path, out: Path, count: int) -> tuple[float, float]:
         return user * 1000 / len(logs)
 
     # Alternated, best of three each: the machine's speed drifts from minute to minute.
-    times = [(run(()), run(bare_html)) for _ in range(3)]
+    best = dict.fromkeys(variants, float("inf"))
+    for _ in range(3):
+        for name, patches in variants.items():
+            best[name] = min(best[name], run(patches))
     shutil.rmtree(out, ignore_errors=True)
-    return min(t for t, _ in times), min(t for _, t in times)
+    return best
 
 
 def task_table(rows: int, jinja_rows: int) -> tuple[float, float]:
@@ -429,11 +446,21 @@ def main() -> None:
         f"{jinja_rate / 1000:.0f}k rows/s, {args.table_rows / t_table / jinja_rate:.1f}x slower"
     )
     per_log = t_floor * 1000 / args.jobs
-    as_built, bare = map_step_cpu(logs, out / "map-step", min(args.jobs, 100))
+    cpu = map_step_cpu(logs, out / "map-step", min(args.jobs, 100))
+    as_built, bare = cpu["as built"], cpu["bare"]
     print(
         f"  user CPU per job in 1 process ({min(args.jobs, 100)} logs): map step {as_built:.2f} ms "
         f"({as_built / per_log:.1f}x floor); without task rows and timeline {bare:.2f} ms "
         f"({bare / per_log:.1f}x floor)"
+    )
+    findings = as_built - cpu["no findings"]
+    traced = cpu["no findings"] - cpu["no findings, no trace"]
+    print(
+        f"  findings and trace per job: map step {as_built:.2f} ms, without findings "
+        f"{cpu['no findings']:.2f} ms, without findings and trace "
+        f"{cpu['no findings, no trace']:.2f} ms: findings {findings / as_built:.1%}, trace "
+        f"{traced / as_built:.1%}, together {(findings + traced) / as_built:.1%} of the map "
+        "step (target: findings at most 10%)"
     )
     if args.scale_jobs:
         scale(work, args.scale_jobs)
