@@ -4,6 +4,9 @@ One process per executor (named by ``process_name`` metadata) with each attempt 
 (``"ph": "X"``) event on the first free thread of that process, so overlapping attempts
 never share a track; and one "Stages" process with a span per stage. Times are
 microseconds since the Unix epoch (the log's milliseconds times 1,000: exact).
+
+The events are written as text, one f-string each: a job may have 800,000 attempts, and
+a struct per event cost the map step more than its task table.
 """
 
 from __future__ import annotations
@@ -14,139 +17,145 @@ from operator import attrgetter
 import msgspec
 
 from sitegen.diagnose.failures import error_text
-from sitegen.diagnose.tasks import RowIndex
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render.payload import Stage, TaskSummary, as_int, task_status
 
 STAGES_PID = 0
-_ORDER = attrgetter("start_exec_time", "end_exec_time", "stage_id", "task_id")
+_START = attrgetter("start_exec_time")
+_json = msgspec.json.encode
 
 
-class TaskArgs(msgspec.Struct, omit_defaults=True, gc=False):
-    """What a task event's details pane shows."""
-
-    stage: int
-    task: int
-    status: str
-    partition: list[int] | int | None = None
-    input_rows: int | None = None
-    output_rows: int | None = None
-    error: str | None = None
+def _text(value: str) -> str:
+    """Return a JSON string literal (log text may hold quotes, backslashes, controls)."""
+    return _json(value).decode()
 
 
-class StageArgs(msgspec.Struct, gc=False):
-    """What a stage span's details pane shows."""
-
-    stage: str
-    status: str
-    attempts: int
-
-
-class Event(msgspec.Struct, omit_defaults=True, gc=False):
-    """One trace event (fields as the Trace Event format names them)."""
-
-    name: str
-    ph: str
-    pid: int
-    tid: int = 0
-    ts: int | None = None
-    dur: int | None = None
-    cat: str | None = None
-    args: TaskArgs | StageArgs | dict[str, str | int] | None = None
-
-
-class Trace(msgspec.Struct, gc=False):
-    """The whole file: the events, and which job they are."""
-
-    traceEvents: list[Event]  # the format's names
-    displayTimeUnit: str
-    otherData: dict[str, str]
-
-
-def _meta(name: str, pid: int, label: str, tid: int = 0) -> Event:
+def _meta(name: str, pid: int, label: str, tid: int = 0) -> str:
     """Return a metadata event naming a process or thread."""
-    return Event(name=name, ph="M", pid=pid, tid=tid, args={"name": label})
+    return f'{{"name":"{name}","ph":"M","pid":{pid},"tid":{tid},"args":{{"name":{_text(label)}}}}}'
+
+
+class _Rows:
+    """Find an attempt's payload row: same id and times; else same times; else same id."""
+
+    def __init__(self, rows: list[TaskSummary]) -> None:
+        self.rows = rows
+        self.exact = {(r.id, r.start_exec_time, r.end_exec_time): r for r in reversed(rows)}
+        self._others: tuple[dict[object, TaskSummary], dict[object, TaskSummary]] | None = None
+
+    def find(self, end: TaskEnd) -> TaskSummary | None:
+        """Return the row of ``end``, or None (the fallbacks are indexed on first use)."""
+        row = self.exact.get((end.task_id, end.start_exec_time, end.end_exec_time))
+        if row is not None:
+            return row
+        if self._others is None:
+            reverse = self.rows[::-1]  # the first row wins, as setdefault would
+            self._others = (
+                {(r.start_exec_time, r.end_exec_time): r for r in reverse},
+                {r.id: r for r in reverse},
+            )
+        by_time, by_id = self._others
+        return by_time.get((end.start_exec_time, end.end_exec_time)) or by_id.get(end.task_id)
 
 
 def trace(job_id: str, tasks: list[TaskEnd], stages: list[Stage]) -> bytes:
     """Return ``trace.json`` for one job: every attempt that ran, and every stage's span."""
-    rows: dict[int, tuple[list[TaskSummary], RowIndex]] = {}
+    rows: dict[int, _Rows] = {}
     for stage in stages:
         sid = as_int(stage.stage_id)
         if sid is not None and sid not in rows:
-            rows[sid] = (stage.task_list, RowIndex(stage.task_list))
-    events: list[Event] = [_meta("process_name", STAGES_PID, "Stages")]
+            rows[sid] = _Rows(stage.task_list)
+    events = [_meta("process_name", STAGES_PID, "Stages")]
     executors = sorted({t.executor_id for t in tasks})
     pids = {name: n for n, name in enumerate(executors, 1)}
     for name, pid in pids.items():
         events.append(_meta("process_name", pid, f"executor {name}"))
         # Executors in id order, below the stages.
-        sort: dict[str, str | int] = {"sort_index": pid}
-        events.append(Event(name="process_sort_index", ph="M", pid=pid, args=sort))
-    free: dict[str, list[int]] = {name: [] for name in executors}
-    busy: dict[str, list[tuple[int, int]]] = {name: [] for name in executors}
-    used: dict[str, int] = dict.fromkeys(executors, 0)
-    spans: dict[int, list[int]] = {}  # stage id: [first start, last end, attempts]
-    for task in sorted((t for t in tasks if t.start_exec_time > 0), key=_ORDER):
-        start, end = task.start_exec_time, max(task.start_exec_time, task.end_exec_time)
-        name = task.executor_id
-        # The first thread of the executor free at this start (as the timeline packs lanes).
-        heap, spare = busy[name], free[name]
-        while heap and heap[0][0] <= start:
-            heapq.heappush(spare, heapq.heappop(heap)[1])
-        if spare:
-            thread = heapq.heappop(spare)
-        else:
-            thread = used[name] = used[name] + 1
-        heapq.heappush(heap, (end, thread))
-        found = rows.get(task.stage_id)
-        row = None
-        if found is not None:
-            at = found[1].find(task)
-            row = found[0][at] if at is not None else None
-        status = task_status(task.status)
         events.append(
-            Event(
-                name=f"stage {task.stage_id} task {task.task_id}"
-                + (" (failed)" if status.failed else ""),
-                ph="X",
-                pid=pids[name],
-                tid=thread,
-                ts=start * 1000,
-                dur=(end - start) * 1000,
-                cat="task,failed" if status.failed else "task",
-                args=TaskArgs(
-                    stage=task.stage_id,
-                    task=task.task_id,
-                    status=status.word,
-                    partition=row.partition_id if row is not None else None,
-                    input_rows=row.input_rows if row is not None else None,
-                    output_rows=row.output_rows if row is not None else None,
-                    error=error_text(status) if status.failed else None,
-                ),
-            )
+            f'{{"name":"process_sort_index","ph":"M","pid":{pid},"tid":0,'
+            f'"args":{{"sort_index":{pid}}}}}'
         )
-        span = spans.get(task.stage_id)
-        if span is None:
-            spans[task.stage_id] = [start, end, 1]
+    # Per executor: its pid, its free threads (a heap), its busy ones by end time (a heap)
+    # and how many threads it has.
+    lanes: dict[str, tuple[int, list[int], list[tuple[int, int]], list[int]]] = {
+        name: (pids[name], [], [], [0]) for name in executors
+    }
+    spans: dict[int, list[int]] = {}  # stage id: [first start, last end, attempts]
+    push, pop = heapq.heappush, heapq.heappop
+    ran = [t for t in tasks if t.start_exec_time > 0]
+    ran.sort(key=_START)  # stable: ties keep the log's order
+    append = events.append
+    for task in ran:
+        start, end = task.start_exec_time, task.end_exec_time
+        if end < start:
+            end = start
+        sid, tid = task.stage_id, task.task_id
+        pid, spare, busy, count = lanes[task.executor_id]
+        if busy and busy[0][0] <= start:
+            while busy and busy[0][0] <= start:
+                push(spare, pop(busy)[1])
+        if spare:
+            thread = pop(spare)
         else:
-            span[0] = min(span[0], start)
-            span[1] = max(span[1], end)
+            thread = count[0] = count[0] + 1
+        push(busy, (end, thread))
+        index = rows.get(sid)
+        row = None
+        if index is not None:
+            row = index.exact.get((tid, start, task.end_exec_time)) or index.find(task)
+        if row is None:
+            extra = ""
+        else:
+            # Inlined: three fields per attempt, and a job may have 800,000 attempts.
+            parts = row.partition_id
+            if isinstance(parts, list):
+                part = f"[{parts[0]}]" if len(parts) == 1 else f"[{','.join(map(str, parts))}]"
+            else:
+                part = "null" if parts is None else str(parts)
+            n_in, n_out = row.input_rows, row.output_rows
+            extra = (
+                f',"partition":{part},'
+                f'"input_rows":{"null" if n_in is None else n_in},'
+                f'"output_rows":{"null" if n_out is None else n_out}'
+            )
+        if task.status == "Successful":
+            append(
+                f'{{"name":"stage {sid} task {tid}","ph":"X","pid":{pid},"tid":{thread},'
+                f'"ts":{start * 1000},"dur":{(end - start) * 1000},"cat":"task",'
+                f'"args":{{"stage":{sid},"task":{tid},"status":"Successful"{extra}}}}}'
+            )
+        else:
+            status = task_status(task.status)
+            head, cat = f"stage {sid} task {tid}", "task"
+            if status.failed:
+                head, cat = f"{head} (failed)", "task,failed"
+                extra += f',"error":{_text(error_text(status))}'
+            append(
+                f'{{"name":"{head}","ph":"X","pid":{pid},"tid":{thread},'
+                f'"ts":{start * 1000},"dur":{(end - start) * 1000},"cat":"{cat}",'
+                f'"args":{{"stage":{sid},"task":{tid},"status":{_text(status.word)}{extra}}}}}'
+            )
+        span = spans.get(sid)
+        if span is None:
+            spans[sid] = [start, end, 1]
+        else:
+            if start < span[0]:
+                span[0] = start
+            if end > span[1]:
+                span[1] = end
             span[2] += 1
     status_of = {as_int(s.stage_id): s.stage_status for s in stages}
     for n, (sid, (first, last, attempts)) in enumerate(sorted(spans.items()), 1):
         # A thread per stage: stages run in parallel, and spans on one thread must nest.
         events.append(_meta("thread_name", STAGES_PID, f"stage {sid}", tid=n))
         events.append(
-            Event(
-                name=f"stage {sid}",
-                ph="X",
-                pid=STAGES_PID,
-                tid=n,
-                ts=first * 1000,
-                dur=(last - first) * 1000,
-                cat="stage",
-                args=StageArgs(str(sid), status_of.get(sid, "Unknown"), attempts),
-            )
+            f'{{"name":"stage {sid}","ph":"X","pid":{STAGES_PID},"tid":{n},'
+            f'"ts":{first * 1000},"dur":{(last - first) * 1000},"cat":"stage",'
+            f'"args":{{"stage":"{sid}","status":{_text(status_of.get(sid, "Unknown"))},'
+            f'"attempts":{attempts}}}}}'
         )
-    return msgspec.json.encode(Trace(events, "ms", {"job_id": job_id}))
+    body = ",\n".join(events)
+    return (
+        f'{{"traceEvents":[\n{body}\n],"displayTimeUnit":"ms",'
+        f'"otherData":{{"job_id":{_text(job_id)}}}}}\n'
+    ).encode()
