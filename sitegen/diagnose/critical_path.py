@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render.formatting import duration
+
+_START = attrgetter("start_exec_time")
+_END = attrgetter("end_exec_time")
 
 
 @dataclass(frozen=True)
@@ -23,21 +27,28 @@ class CriticalPath:
         return f"{chain} ({duration(self.end - self.start)} of the job's {duration(run_ms)} run)"
 
 
-def stage_windows(tasks: list[TaskEnd]) -> dict[str, tuple[int, int]]:
-    """Return each stage's first task start and last task end, by stage id as text."""
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for task in tasks:
-        start = task.start_exec_time
-        if start <= 0:
-            continue  # never ran
-        sid = task.stage_id
-        if start < first.get(sid, start + 1):
-            first[sid] = start
-        end = max(start, task.end_exec_time)
-        if end > last.get(sid, -1):
-            last[sid] = end
-    return {str(sid): (first[sid], last[sid]) for sid in first}
+def stage_windows(stages: list[list[TaskEnd]]) -> dict[str, tuple[int, int]]:
+    """Return each stage's first task start and last task end, by stage id as text.
+
+    ``stages`` holds each stage's TaskEnd records; attempts that never started (0) are left
+    out, and an end before its start counts as the start.
+    """
+    windows: dict[str, tuple[int, int]] = {}
+    for ends in stages:
+        if not ends:
+            continue
+        starts = list(map(_START, ends))
+        first = min(starts)
+        if first <= 0:
+            starts = [s for s in starts if s > 0]
+            if not starts:
+                continue
+            first = min(starts)
+        last = max(max(map(_END, ends)), max(starts))
+        sid = str(ends[0].stage_id)
+        old = windows.get(sid)
+        windows[sid] = (first, last) if old is None else (min(old[0], first), max(old[1], last))
+    return windows
 
 
 def critical_path(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import msgspec
 
@@ -25,6 +26,8 @@ from sitegen.model import is_failed
 from sitegen.render.payload import Stage, as_int, stages
 from sitegen.svg import dotgraph
 from sitegen.svg.dotgraph import JobGraph
+
+_EXECUTOR = attrgetter("executor_id")
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     result = Diagnosis()
     found: list[Finding] = []
     timed = [stage_times(stage, ends) for stage, ends in facts.stages]
-    executors = len({t.executor_id for t in facts.tasks})
+    executors = len(set(map(_EXECUTOR, facts.tasks)))
     slow_nodes = slow_executors(timed) if executors > 1 else {}
     found.extend(slow_nodes.values())
     failures: list[Attempt] = []
@@ -118,7 +121,8 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     result.findings = most_severe_first(found)
     if facts.failed:
         result.root_cause = root_cause(failures)
-    result.critical_path = critical_path(stage_windows(facts.tasks), facts.stage_edges)
+    windows = stage_windows([ends for _, ends in facts.stages])
+    result.critical_path = critical_path(windows, facts.stage_edges)
     return result
 
 

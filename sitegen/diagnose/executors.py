@@ -59,13 +59,28 @@ def compare(stage: StageTimes) -> list[tuple[str, Comparison]]:
 def slow_executors(stages: list[StageTimes]) -> dict[str, Finding]:
     """Return a slow-executor finding per executor slower than its peers in every shared stage."""
     seen: dict[str, list[Comparison]] = defaultdict(list)
+    # Executors of a stage where none can be slow: their median is at most the stage's
+    # slowest task and their peers' at least its fastest. The usual stage stops here,
+    # without grouping its tasks by executor.
+    fine: set[str | None] = set()
     for stage in stages:
+        ordered = stage.ordered
+        if stage.ends is None or len(ordered) < th.STAGE_MIN_TASKS:
+            continue
+        if (
+            ordered[-1] < ordered[0] * th.MODERATE
+            or ordered[-1] - ordered[0] < th.EXECUTOR_MIN_EXCESS_MS
+        ):
+            names = set(stage.executors)
+            if len(names) > 1:
+                fine |= names
+            continue
         for name, comparison in compare(stage):
             seen[name].append(comparison)
     found = {}
     for name, comparisons in seen.items():
         tasks = sum(c.tasks for c in comparisons)
-        if not name or tasks < th.EXECUTOR_MIN_TASKS:
+        if not name or name in fine or tasks < th.EXECUTOR_MIN_TASKS:
             continue
         if any(
             c.ratio < th.MODERATE or c.mine - c.theirs < th.EXECUTOR_MIN_EXCESS_MS

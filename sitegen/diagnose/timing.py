@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from sitegen.diagnose import thresholds as th
 from sitegen.diagnose.finding import Finding, FindingKind
 from sitegen.diagnose.stats import times
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render.formatting import duration, percent
+
+_START = attrgetter("start_exec_time")
+_END = attrgetter("end_exec_time")
 
 
 def queued(queued_at: int, started_at: int, completed_at: int) -> Finding | None:
@@ -49,18 +53,18 @@ class Gap:
 
 def idle_gaps(tasks: list[TaskEnd], started_at: int, completed_at: int) -> list[Gap]:
     """Return the stretches of at least IDLE_MIN_GAP_MS in the run when no task executed."""
-    spans = sorted(
-        (t.start_exec_time, t.end_exec_time)
-        for t in tasks
-        if 0 < t.start_exec_time <= t.end_exec_time
-    )
+    starts = list(map(_START, tasks))
+    ends = list(map(_END, tasks))
     gaps = []
     covered = started_at  # everything before this instant is accounted for
-    for start, end in spans:
+    for n in sorted(range(len(starts)), key=starts.__getitem__):
+        start = starts[n]
+        if start <= 0:
+            continue  # never ran
         if start - covered >= th.IDLE_MIN_GAP_MS:
             gaps.append(Gap(covered, start))
-        if end > covered:
-            covered = end
+        if ends[n] > covered:
+            covered = ends[n]
     if completed_at - covered >= th.IDLE_MIN_GAP_MS:
         gaps.append(Gap(covered, completed_at))
     return gaps
