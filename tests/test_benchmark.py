@@ -39,7 +39,7 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert "Published 6 jobs from 6 logs" in run.stdout
     assert "1 log read, 6 unchanged" in run.stdout
     assert re.search(
-        r"^  findings and trace per job: .* findings -?\d+\.\d%, trace -?\d+\.\d%",
+        r"^  findings and trace per job: .* findings \d+\.\d%, trace \d+\.\d%",
         run.stdout,
         flags=re.M,
     )

@@ -75,13 +75,12 @@ def trace(job_id: str, tasks: list[TaskEnd], stages: list[Stage]) -> bytes:
             f'{{"name":"process_sort_index","ph":"M","pid":{pid},"tid":0,'
             f'"args":{{"sort_index":{pid}}}}}'
         )
-    # Per executor: its pid, its free threads (a heap), its busy ones by end time (a heap)
-    # and how many threads it has.
-    lanes: dict[str, tuple[int, list[int], list[tuple[int, int]], list[int]]] = {
-        name: (pids[name], [], [], [0]) for name in executors
+    # Per executor: its pid and its threads as a heap of (end of its last attempt, thread).
+    lanes: dict[str, tuple[int, list[tuple[int, int]]]] = {
+        name: (pids[name], []) for name in executors
     }
     spans: dict[int, list[int]] = {}  # stage id: [first start, last end, attempts]
-    push, pop = heapq.heappush, heapq.heappop
+    push, replace = heapq.heappush, heapq.heapreplace
     ran = [t for t in tasks if t.start_exec_time > 0]
     ran.sort(key=_START)  # stable: ties keep the log's order
     append = events.append
@@ -90,15 +89,14 @@ def trace(job_id: str, tasks: list[TaskEnd], stages: list[Stage]) -> bytes:
         if end < start:
             end = start
         sid, tid = task.stage_id, task.task_id
-        pid, spare, busy, count = lanes[task.executor_id]
-        if busy and busy[0][0] <= start:
-            while busy and busy[0][0] <= start:
-                push(spare, pop(busy)[1])
-        if spare:
-            thread = pop(spare)
+        pid, threads = lanes[task.executor_id]
+        # The thread that fell free first, if it is free by now; else a new one.
+        if threads and threads[0][0] <= start:
+            thread = threads[0][1]
+            replace(threads, (end, thread))
         else:
-            thread = count[0] = count[0] + 1
-        push(busy, (end, thread))
+            thread = len(threads) + 1
+            push(threads, (end, thread))
         index = rows.get(sid)
         row = None
         if index is not None:
