@@ -413,7 +413,7 @@ def main() -> None:
     out = work / "out"
     print(
         f"disk: creating a small file or directory in {work} takes "
-        f"{create_cost(work):.0f} µs (a job writes 15 files in 7 directories)"
+        f"{create_cost(work):.0f} µs (a job writes 17 files in 7 directories)"
     )
     for d in ("naive", "site", "site-small", "site-small-tenth"):
         shutil.rmtree(out / d, ignore_errors=True)
