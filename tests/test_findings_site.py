@@ -12,6 +12,7 @@ import pytest
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.diagnose.finding import FindingKind
 from sitegen.eventlog.reader import read_log
+from sitegen.render import urls
 from tests.logs import FAILED_JOB, write
 from tests.planted import Job, T, lines, uniform
 
@@ -31,12 +32,17 @@ def failed_job() -> Job:
     return Job("broke", {1: stage}, failed=True, start_ms=1_767_225_600_000 + 3_600_000)
 
 
+def slow_node_job() -> Job:
+    tasks = [T(n, f"exec-{n % 4 + 1}", 4_000 if n % 4 == 2 else 1_000) for n in range(16)]
+    return Job("node", {1: tasks}, start_ms=1_767_225_600_000 + 7_200_000)
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport, Path]:
     root = tmp_path_factory.mktemp("findings")
     logs = root / "logs"
     logs.mkdir()
-    for job in (straggler_job(), failed_job()):
+    for job in (straggler_job(), failed_job(), slow_node_job()):
         write(logs / f"{job.job_id}.eventlog", lines(job))
     report = build(BuildOptions(log_dirs=logs, output=root / "site", workers=1))
     return root / "site", report, logs
@@ -160,6 +166,20 @@ def test_trace_holds_every_attempt_with_its_exact_duration(
     assert stages["stage 2"]["dur"] == 30_000 * 1000
     page = (out / "jobs/strag/index.html").read_text()
     assert 'href="../../jobs/strag/trace.json"' in page and "chrome://tracing" in page
+
+
+def test_slow_executor_links_to_its_timeline_lane(site: tuple[Path, BuildReport, Path]) -> None:
+    out, _, _ = site
+    page = (out / "jobs/node/index.html").read_text()
+    link = re.search(r'<a href="([^"]*)">Show the executor&#39;s lane</a>', page)
+    assert link is not None
+    lane = urls.lane_anchor("exec-3")
+    assert link.group(1) == f"../../jobs/node/index.html#{lane}"
+    assert f'<g class="tl-lane" id="{lane}">' in page
+    data = json.loads((out / "jobs/node/findings.json").read_bytes())
+    assert [(f["kind"], f["executor_id"]) for f in data["findings"]] == [
+        ("slow-executor", "exec-3")
+    ]
 
 
 def test_bundled_failed_example_has_its_straggler(example_site: tuple[Path, BuildReport]) -> None:
