@@ -145,6 +145,7 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     log_bytes: int = 0
     # Size of the published gzip copy of the log; None when raw logs are not published.
     raw_log_bytes: int | None = None
+    # What the job's own log says went wrong or slow, most severe first (see docs/findings.md).
     findings: list[Finding] = msgspec.field(default_factory=list)
     # Rows the job read (its scan stages) and produced (its final stages); None: not recorded.
     input_rows: int | None = None
@@ -153,6 +154,8 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     stages: list[StageFigures] = msgspec.field(default_factory=list)
     # Failed task attempts by masked error text (bounded: diagnose.failures.MAX_TASK_PATTERNS).
     task_errors: list[ErrorPattern] = msgspec.field(default_factory=list)
+    # A failed job's first failed task attempt: its error text (None if no attempt failed).
+    root_cause: str | None = None
 
 
 class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):

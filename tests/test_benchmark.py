@@ -38,6 +38,11 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert re.search(r"^disk: creating a small file .* takes \d+ µs", run.stdout, flags=re.M)
     assert "Published 6 jobs from 6 logs" in run.stdout
     assert "1 log read, 6 unchanged" in run.stdout
+    assert re.search(
+        r"^  findings and trace per job: .* findings \d+\.\d%, trace \d+\.\d%",
+        run.stdout,
+        flags=re.M,
+    )
     assert "is up to date: 7 jobs from 7 logs" in run.stdout
     assert re.search(
         r"^6 peak RSS: \d+ MB \(6-job corpus\), \d+ MB \(20 small jobs, built in [0-9.]+ s\), "

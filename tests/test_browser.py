@@ -409,3 +409,26 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
     if scheme == "http":
         _shoot(page, "stage-task-pages")
     watched.clean()
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_finding_link_lands_on_the_flagged_task_row(
+    served: tuple[str, Path], watched: Watched, scheme: str
+) -> None:
+    base = dict(_bases(served))[scheme]
+    page = watched.page
+    page.goto(base + f"jobs/{FAILED_JOB}/index.html")
+    finding = page.locator("ul.findings li", has_text="straggler")
+    assert "Task 0 of stage 1 ran 2.2 s" in finding.inner_text()
+    finding.get_by_role("link", name="Show the task row").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/stage-1.html#task-0")
+    row = page.locator("table.tasks tbody tr:target")
+    assert row.count() == 1
+    assert row.locator("td").first.inner_text() == "0"
+    assert "straggler" in row.inner_text()  # the marker is text, not only a colour
+    # The browser scrolled the row into view.
+    box = row.bounding_box()
+    assert box is not None and 0 <= box["y"] < page.viewport_size["height"]
+    _shoot(page, f"finding-row-{scheme}")
+    watched.clean()

@@ -461,7 +461,8 @@ def write_recurring(directory: Path) -> list[Path]:
 
 
 # One job per per-job finding kind, each with exactly one planted anomaly (and tasks
-# otherwise within 180-220 ms and 400K-600K input rows, so nothing else stands out):
+# otherwise within 180-220 ms (900-1,100 ms for the slow executor's job) and 400K-600K
+# input rows, so nothing else stands out):
 # name, what is planted, and where (stage, task, executor). Job ids: ``planted-<kind>``.
 PLANTED: list[tuple[str, str]] = [
     ("straggler", f"stage 2, task 5: {STRAGGLER_FACTOR}x the stage's time on typical rows"),
@@ -478,7 +479,9 @@ def write_planted(directory: Path) -> list[Path]:
     knobs: dict[str, dict[str, Any]] = {
         "straggler": {"straggler": (2, 5)},
         "data-skew": {"skewed": (3, 2)},
-        "slow-executor": {"slow_executor": "executor-2"},
+        # Tasks of about 1 s, so the slow node is seconds behind its peers, not milliseconds
+        # (diagnose.thresholds.EXECUTOR_MIN_EXCESS_MS: a few hundred ms is no bad node).
+        "slow-executor": {"slow_executor": "executor-2", "spread": (900, 1100)},
         "failed-attempts": {"retries": 6, "errors": (FETCH_ERROR,)},
         "queued": {"queued_ms": 30_000},
         "idle": {"idle": (3, 20_000)},
@@ -492,10 +495,12 @@ def write_planted(directory: Path) -> list[Path]:
             tasks_per_stage=16,
             executors=4,
             start_ms=BASE_TIME_MS + 14 * 3_600_000 + n * 600_000,
-            spread=(180, 220),
-            rows=(400_000, 600_000),
-            stage1_straggler=False,
-            **knobs[kind],
+            **{
+                "spread": (180, 220),
+                "rows": (400_000, 600_000),
+                "stage1_straggler": False,
+                **knobs[kind],
+            },
         )
         paths.append(write_log(directory, spec, 4000 + n))
     return paths

@@ -10,14 +10,19 @@ from pathlib import PurePosixPath
 
 from markupsafe import Markup
 
+from sitegen.diagnose.diagnosis import Diagnosis, JobFacts, diagnose
+from sitegen.diagnose.failed_attempts import root_cause_sentence
 from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.diagnose.finding import FindingKind
 from sitegen.diagnose.recurring import RunContext
+from sitegen.diagnose.tasks import executor_index
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.model import JobSummary, is_failed
 from sitegen.render import payload, urls
 from sitegen.render.api import job_endpoints
 from sitegen.render.cells import status_badge
+from sitegen.render.finding_links import Places, ShownFinding, shown, task_anchor
 from sitegen.render.formatting import (
     DURATIONS,
     MILLIS,
@@ -38,9 +43,6 @@ TIMELINE_BARS = 2000
 FAILURES_SHOWN = 1000
 
 _EMPTY_CELL = f"<td>{NONE}</td>"
-# A task's place in the executor indexes: (task id, start, end), and (start, end).
-_Attempt = tuple[int | None, int | None, int | None]
-_Times = tuple[int | None, int | None]
 # A task table's duration cells, by duration: they repeat within and across jobs.
 _TOOK_CELLS = Memo(lambda took: f'<td data-v="{took}">{DURATIONS[took]}</td>')
 
@@ -102,36 +104,6 @@ def api_links(job_id: str, job_dot: str) -> list[ApiLink]:
     ]
 
 
-def task_duration(task: payload.TaskSummary) -> int | None:
-    """Return a task's duration: ``exec_duration``, else end minus start; None if unknown."""
-    took = task.exec_duration
-    if took is None and task.start_exec_time is not None and task.end_exec_time is not None:
-        took = task.end_exec_time - task.start_exec_time
-    return took
-
-
-def _executors(
-    ends: list[TaskEnd],
-) -> tuple[dict[_Attempt, str], dict[_Times, str], dict[int | None, str | None]]:
-    """Index a stage's TaskEnd records by (task, start, end), by (start, end) and by task id.
-
-    The values are the escaped executor ids: executors repeat across thousands of rows.
-    """
-    # Keyed as the task summaries look them up: their fields may be missing (None).
-    exact: dict[_Attempt, str] = {}
-    by_time: dict[_Times, str] = {}
-    by_id: dict[int | None, str | None] = {}  # None: more than one attempt, no lone match
-    names: dict[str, str] = {}
-    for end in ends:
-        name = names.get(end.executor_id)
-        if name is None:
-            name = names[end.executor_id] = esc(end.executor_id)
-        exact.setdefault((end.task_id, end.start_exec_time, end.end_exec_time), name)
-        by_time[(end.start_exec_time, end.end_exec_time)] = name
-        by_id[end.task_id] = None if end.task_id in by_id else name
-    return exact, by_time, by_id
-
-
 class TaskTable:
     """A stage's task table, rendered one page of rows at a time.
 
@@ -139,10 +111,12 @@ class TaskTable:
     ``urls.TASKS_PER_PAGE`` rows, so no page (nor the build's memory) holds them all.
     """
 
-    def __init__(self, stage: StageInfo) -> None:
+    def __init__(self, stage: StageInfo, flags: dict[int, FindingKind] | None = None) -> None:
         self.stage = stage
+        # Rows (positions in the stage's task list) that a finding is about.
+        self.flags = flags or {}
         # Read once per stage, not once per page.
-        self._executors = _executors(stage.task_ends)
+        self._executors = executor_index(stage.task_ends, esc)
         self.pages = max(1, math.ceil(len(stage.stage.task_list) / urls.TASKS_PER_PAGE))
 
     def page(self, number: int) -> TasksPage:
@@ -169,7 +143,9 @@ class TaskTable:
         out = []
         tasks = self.stage.stage.task_list[page.first : page.last]
         states = self.stage.states[page.first : page.last]
-        for task, state in zip(tasks, states, strict=True):
+        flags = self.flags
+        anchored: set[int] = set()  # a task id listed twice anchors its first row only
+        for position, (task, state) in enumerate(zip(tasks, states, strict=True), page.first):
             tid = task.id
             launch, start, stop = task.launch_time, task.start_exec_time, task.end_exec_time
             executor = exact.get((tid, start, stop))
@@ -183,7 +159,7 @@ class TaskTable:
             badge = badges.get(word)
             if badge is None:
                 badge = badges[word] = status_badge(word)
-            took = task_duration(task)
+            took = payload.task_duration(task)
             took_cell = _EMPTY_CELL if took is None else _TOOK_CELLS[took]
             # The partition display: the one place it is made. Digits and commas only:
             # nothing to escape; an empty list shows as no partition at all.
@@ -196,8 +172,19 @@ class TaskTable:
             launched = sec[launch // 1000] + milli[launch % 1000] if launch and launch > 0 else NONE
             started = sec[start // 1000] + milli[start % 1000] if start and start > 0 else NONE
             ended = sec[stop // 1000] + milli[stop % 1000] if stop and stop > 0 else NONE
+            row = "<tr"
+            if tid is not None and tid not in anchored:
+                anchored.add(tid)
+                row = f"<tr id={task_anchor(tid)}"  # unquoted, as HTML allows: 800,000 rows
+            kind = flags.get(position) if flags else None
+            if kind is not None:
+                # Words, not only a colour: the marker says which finding flagged the row.
+                row += " class=flagged"
+                badge += f' <span class="badge flag">&#9873; {kind}</span>'
+            elif word == "Failed":
+                row += " class=failed"
             out.append(
-                f"{'<tr class=failed>' if word == 'Failed' else '<tr>'}"
+                f"{row}>"
                 f"<td>{NONE if tid is None else tid}</td><td>{badge}</td><td>{shown}</td>"
                 f"<td>{executor}</td><td>{launched}</td><td>{started}</td><td>{ended}</td>"
                 f"{took_cell}<td>{NONE if n_in is None else f'{n_in:,}'}</td>"
@@ -295,6 +282,13 @@ class JobPage:
     # Task attempts drawn on the timeline, of how many (see TIMELINE_BARS).
     timeline_bars: int
     timeline_total: int
+    diagnosis: Diagnosis
+    findings: list[ShownFinding]
+    places: Places
+    # The failed job's first failed attempt, and the link to its stage's failures.
+    root_cause: str | None
+    root_cause_href: str | None
+    critical_path: str | None
     # The other runs of its name (None: the only run), and this run against the baseline.
     context: RunContext | None = None
     comparison: list[StageChange] = field(default_factory=list)
@@ -331,8 +325,29 @@ def job_page(
     for info in infos:  # a repeated stage id links to its first stage page
         stage_links.setdefault(info.stage.stage_id, link.stage(summary.job_id, info.segment))
     colours = colour_map(infos, read.tasks)
+    found = diagnose(
+        JobFacts(
+            job_id=summary.job_id,
+            failed=is_failed(end.status),
+            queued_at=end.queued_at,
+            started_at=end.started_at,
+            completed_at=end.completed_at,
+            tasks=read.tasks,
+            stages=[(info.stage, info.task_ends) for info in infos],
+            stage_edges=graph.stage_edges(),
+        )
+    )
+    # The summary carries them to the reduce step (jobs list, insights, check).
+    summary.findings = found.findings
+    summary.root_cause = found.root_cause.error if found.root_cause else None
+    path = found.critical_path
     dag_svg = (
-        dag.stage_dag(graph, stage_links, f"Stage DAG of job {summary.job_id}")
+        dag.stage_dag(
+            graph,
+            stage_links,
+            f"Stage DAG of job {summary.job_id}",
+            critical=path.stages if path else (),
+        )
         if graph.stages
         else ""
     )
@@ -344,7 +359,17 @@ def job_page(
         f"Task timeline of job {summary.job_id}",
         # Some attempts left out: the axis still spans the whole job.
         window=timeline.extent(read.tasks) if drawn is not read.tasks else None,
+        marked=found.straggler_attempts,
     )
+    segments: dict[int, str] = {}
+    for info in infos:
+        sid = payload.as_int(info.stage.stage_id)
+        if sid is not None:
+            segments.setdefault(sid, info.segment)
+    places = Places(summary.job_id, segments, found.task_rows)
+    cause = found.root_cause
+    cause_segment = segments.get(cause.stage_id) if cause and cause.stage_id is not None else None
+    run_ms = end.completed_at - end.started_at
     for info in infos:
         sid = payload.as_int(info.stage.stage_id)
         info.colour = colours.get(sid, info.colour) if sid is not None else info.colour
@@ -371,6 +396,14 @@ def job_page(
         timeline_total=len(read.tasks),
         context=context,
         comparison=compare(summary.stages, context.baseline_stages) if context else [],
+        diagnosis=found,
+        findings=shown(found.findings, places, link),
+        places=places,
+        root_cause=root_cause_sentence(cause) if cause else None,
+        root_cause_href=(
+            link.stage(summary.job_id, cause_segment) + "#failed" if cause_segment else None
+        ),
+        critical_path=path.sentence(run_ms) if path and run_ms > 0 else None,
     )
 
 
@@ -381,7 +414,7 @@ def stage_pictures(info: StageInfo, job_id: str) -> tuple[Markup, Markup]:
         graph = dag.operator_graph(info.graph, f"Operators of stage {info.stage.stage_id}")
     durations = []
     for t in info.stage.task_list:
-        took = task_duration(t)
+        took = payload.task_duration(t)
         if took is not None and took >= 0:
             durations.append(took)
     if not durations:

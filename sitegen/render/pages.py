@@ -12,20 +12,23 @@ from typing import Any
 import jinja2
 
 from sitegen.builder.notes import Note
+from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import RunContext
+from sitegen.diagnose.trace import trace
 from sitegen.eventlog.reader import LogRead
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob, newest_first
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import cells, formatting, runs, urls
+from sitegen.render.finding_links import shown
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.render.links import Linker
 from sitegen.render.listing import find_index, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
-from sitegen.render.payload import PERCENTILE_KEYS
+from sitegen.render.payload import PERCENTILE_KEYS, as_int
 from sitegen.render.runs import StageChange, compare
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import timeline
@@ -228,10 +231,18 @@ class PageRenderer:
         page = urls.job_page(job_id)
         job = job_page(read, summary, page, render_md(note.text) if note else None, context)
         writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
+        # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
+        writer.write(urls.findings_file(job_id), findings_json(job_id, summary.findings))
+        writer.write(
+            urls.trace_file(job_id), trace(job_id, read.tasks, [i.stage for i in job.stages])
+        )
         for info in job.stages:
             graph_svg, hist_svg = stage_pictures(info, job_id)
             failed = failures(info)
-            table = TaskTable(info)
+            sid = as_int(info.stage.stage_id)
+            flags = job.diagnosis.flagged_rows.get(sid) if sid is not None else None
+            table = TaskTable(info, flags)
+            stage_findings = job.diagnosis.for_stage(sid)
             # Page 1 is the stage page; the others hold only the rest of its task table.
             for number in range(1, table.pages + 1):
                 page_file = urls.stage_tasks_page(job_id, info.segment, number)
@@ -249,6 +260,7 @@ class PageRenderer:
                         tasks_page=table.page(number),
                         failures=failed[:FAILURES_SHOWN],
                         failures_total=len(failed),
+                        findings=shown(stage_findings, job.places, Linker(page_file)),
                         fragments=[rows],
                     ),
                 )

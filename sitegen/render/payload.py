@@ -133,6 +133,14 @@ class TaskSummary(msgspec.Struct, frozen=True, gc=False):
         return task_status(self.status)
 
 
+def task_duration(task: TaskSummary) -> int | None:
+    """Return a task's duration: ``exec_duration``, else end minus start; None if unknown."""
+    took = task.exec_duration
+    if took is None and task.start_exec_time is not None and task.end_exec_time is not None:
+        took = task.end_exec_time - task.start_exec_time
+    return took
+
+
 def task_summary(value: Any) -> TaskSummary | None:
     """Read one TaskSummary leniently; None when it is not an object."""
     if not isinstance(value, dict):

@@ -119,6 +119,16 @@ def name_page(job_name: str) -> PurePosixPath:
     return PurePosixPath(NAMES_DIR) / f"{slug}-{digest.hexdigest()}" / INDEX
 
 
+def findings_file(job_id: str) -> PurePosixPath:
+    """Return the file of a job's findings as JSON (see docs/findings.md)."""
+    return job_pages_dir(job_id) / "findings.json"
+
+
+def trace_file(job_id: str) -> PurePosixPath:
+    """Return the file of a job's task attempts in the Chrome Trace Event format."""
+    return job_pages_dir(job_id) / "trace.json"
+
+
 def raw_log(job_id: str) -> PurePosixPath:
     """Return the file of a job's original event log, gzip-compressed."""
     return PurePosixPath(job_file(job_id, "eventlog.gz"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import itertools
+from collections.abc import Sequence
 
 from sitegen.render.htmlsafe import esc
 from sitegen.svg.dotgraph import JobGraph, StageGraph
@@ -26,10 +28,13 @@ def _marker(marker_id: str) -> str:
     )
 
 
-def _edges(layout: Layout, marker_id: str) -> list[str]:
-    """Return one path per routed edge."""
+def _edges(
+    layout: Layout, marker_id: str, critical: frozenset[tuple[str, str]] = frozenset()
+) -> list[str]:
+    """Return one path per routed edge; those in ``critical`` are drawn as the critical path."""
     return [
-        f'<path class="dag-edge" d="{path_data(r.points)}" marker-end="url(#{marker_id})"/>'
+        f'<path class="dag-edge{" critical" if (r.src, r.dst) in critical else ""}" '
+        f'd="{path_data(r.points)}" marker-end="url(#{marker_id})"/>'
         for r in layout.routes
     ]
 
@@ -59,8 +64,14 @@ def _stage_layout(boxes: tuple[Box, ...], edges: tuple[tuple[str, str], ...]) ->
     return layered(list(boxes), list(edges), rank_gap=34, node_gap=24)
 
 
-def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
-    """Return the job's stage DAG: one box per stage (status in its label), producer above."""
+def stage_dag(
+    graph: JobGraph, links: dict[str, str], title: str, critical: Sequence[str] = ()
+) -> str:
+    """Return the job's stage DAG: one box per stage (status in its label), producer above.
+
+    ``critical`` is the critical path's stages in order: their boxes and the edges between
+    them are drawn heavier, and their tooltips say so (not only a colour).
+    """
     boxes = []
     lines_of: dict[str, list[str]] = {}
     for stage in graph.stages:
@@ -74,14 +85,17 @@ def stage_dag(graph: JobGraph, links: dict[str, str], title: str) -> str:
         height = LINE * (1 + len(lines)) + PAD * 1.5
         boxes.append(Box(stage.stage_id, width + 2 * PAD, height))
     layout = _stage_layout(tuple(boxes), tuple(graph.stage_edges()))
-    body = [_marker("dag-arrow"), *_edges(layout, "dag-arrow")]
+    on_path = set(critical)
+    path_edges = frozenset(itertools.pairwise(critical))
+    body = [_marker("dag-arrow"), *_edges(layout, "dag-arrow", path_edges)]
     status = {s.stage_id: s.status for s in graph.stages}
     for stage_id, placed in layout.nodes.items():
         word = status[stage_id] or "unknown"
         x, y = placed.x, placed.y
+        mark, note = (" critical", " · on the critical path") if stage_id in on_path else ("", "")
         parts = [
-            f'<g class="dag-node {status_class(word)}" data-stage="{esc(stage_id)}">',
-            f"<title>{esc(f'Stage {stage_id} [{word}]')}</title>",
+            f'<g class="dag-node {status_class(word)}{mark}" data-stage="{esc(stage_id)}">',
+            f"<title>{esc(f'Stage {stage_id} [{word}]{note}')}</title>",
             f'<rect x="{num(x)}" y="{num(y)}" width="{num(placed.width)}" '
             f'height="{num(placed.height)}" rx="6"/>',
             f'<text class="dag-head" x="{num(x + PAD)}" y="{num(y + PAD + 11)}">'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
@@ -107,6 +107,7 @@ def _lane_bars(
     stage_texts: dict[int, tuple[str, str, str]],
     colour_of: Callable[[int], int],
     body: list[str],
+    marked: Set[tuple[int, int, int]],
 ) -> int:
     """Append one lane's bars to ``body``, packed into rows from ``top``; return the rows."""
     push, pop = heapq.heappush, heapq.heappop
@@ -157,6 +158,13 @@ def _lane_bars(
                 texts = stage_texts[stage_id] = _stage_texts(stage_id, colour_of(stage_id))
             head, failed_head, stage_tip = texts
         took = end - start if end > start else 0
+        if marked and (stage_id, task.task_id, start) in marked:
+            body.append(
+                f"{head[:-5]} straggler{head[-5:]}{start - t0}{row_ys[row]}"
+                f"{width_tip[took if took > thinnest else thinnest]}"
+                f"{task.task_id}{stage_tip}{DURATIONS[took]} &#183; straggler</title></rect>"
+            )
+            continue
         if task.status == "Successful":
             body.append(
                 f"{head}{start - t0}{row_ys[row]}"
@@ -218,10 +226,13 @@ def timeline(
     lane_id: Callable[[str], str],
     title: str,
     window: tuple[int, int] | None = None,
+    marked: Set[tuple[int, int, int]] = frozenset(),
 ) -> str:
     """Return the timeline SVG; empty string when there are no task records.
 
     ``window`` widens the time axis to that span (the job's, when only some bars are drawn).
+    ``marked`` holds the stragglers' (stage, task, start): their bars are outlined and
+    their tooltips say "straggler".
     """
     lanes, t0, t1 = _lanes(tasks)
     if not lanes:
@@ -242,7 +253,7 @@ def timeline(
         # The lane's head holds its height, known once its bars are packed: keep its place.
         head_at = len(body)
         body.append("")
-        rows = _lane_bars(lane, y + LANE_PAD, t0, thinnest, stage_texts, colour_of, body)
+        rows = _lane_bars(lane, y + LANE_PAD, t0, thinnest, stage_texts, colour_of, body, marked)
         height = rows * PITCH + 2 * LANE_PAD
         body[head_at] = _lane_head(n, executor, y, height, lane_id(executor), bars)
         body.append("</g></g>")

@@ -1,0 +1,99 @@
+"""Time a job spent not running tasks: waiting in the queue, and idle stretches in its run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import attrgetter
+
+from sitegen.diagnose import thresholds as th
+from sitegen.diagnose.finding import Finding, FindingKind
+from sitegen.diagnose.stats import times
+from sitegen.eventlog.schema import TaskEnd
+from sitegen.render.formatting import duration, percent
+
+_START = attrgetter("start_exec_time")
+_END = attrgetter("end_exec_time")
+
+
+def queued(queued_at: int, started_at: int, completed_at: int) -> Finding | None:
+    """Return a queued finding when the wait made the job take far longer than its run."""
+    if not (0 < queued_at <= started_at <= completed_at):
+        return None
+    wait, run = started_at - queued_at, completed_at - started_at
+    ratio = (wait + run) / max(run, 1)
+    grade = th.severity(ratio)
+    if grade is None or wait < th.QUEUED_MIN_MS:
+        return None
+    return Finding(
+        kind=FindingKind.QUEUED,
+        severity=grade,
+        stage_id=None,
+        task_id=None,
+        executor_id=None,
+        value=round(ratio, 2),
+        message=(
+            f"The job waited {duration(wait)} in the queue and then ran {duration(run)}: "
+            f"from submission to end it took {times(ratio)} its run time."
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A stretch of a job's run when no task was executing anywhere."""
+
+    start: int
+    end: int
+
+    @property
+    def length(self) -> int:
+        """Return its length in milliseconds."""
+        return self.end - self.start
+
+
+def idle_gaps(tasks: list[TaskEnd], started_at: int, completed_at: int) -> list[Gap]:
+    """Return the stretches of at least IDLE_MIN_GAP_MS in the run when no task executed."""
+    starts = list(map(_START, tasks))
+    ends = list(map(_END, tasks))
+    gaps = []
+    covered = started_at  # everything before this instant is accounted for
+    for n in sorted(range(len(starts)), key=starts.__getitem__):
+        start = starts[n]
+        if start <= 0:
+            continue  # never ran
+        if start - covered >= th.IDLE_MIN_GAP_MS:
+            gaps.append(Gap(covered, start))
+        if ends[n] > covered:
+            covered = ends[n]
+    if completed_at - covered >= th.IDLE_MIN_GAP_MS:
+        gaps.append(Gap(covered, completed_at))
+    return gaps
+
+
+def idle(tasks: list[TaskEnd], started_at: int, completed_at: int) -> Finding | None:
+    """Return an idle finding when no task ran for a large part of the job's run."""
+    run = completed_at - started_at
+    if not tasks or started_at <= 0 or run <= 0:
+        return None
+    gaps = idle_gaps(tasks, started_at, completed_at)
+    total = sum(g.length for g in gaps)
+    if total <= 0:
+        return None
+    ratio = run / max(run - total, 1)
+    grade = th.severity(ratio)
+    if grade is None:
+        return None
+    longest = max(gaps, key=lambda g: g.length)
+    return Finding(
+        kind=FindingKind.IDLE,
+        severity=grade,
+        stage_id=None,
+        task_id=None,
+        executor_id=None,
+        value=round(ratio, 2),
+        message=(
+            f"No task was running for {duration(total)} of the job's {duration(run)} run "
+            f"({percent(total, run)}); the longest stretch, {duration(longest.length)}, began "
+            f"{duration(longest.start - started_at)} after the job started."
+        ),
+    )
