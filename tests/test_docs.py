@@ -105,7 +105,7 @@ def test_workflow_is_a_pages_deployment() -> None:
     assert {"push", "workflow_dispatch"} <= set(triggers)
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
     uses = [s["uses"] for job in (build, deploy) for s in job["steps"] if "uses" in s]
-    assert all(re.fullmatch(r"actions/[a-z-]+@v\d+", u) for u in uses), uses
+    assert all(re.fullmatch(r"actions/[a-z-]+@[0-9a-f]{40}", u) for u in uses), uses
     names = [u.split("@")[0] for u in uses]
     assert names[-2:] == ["actions/upload-pages-artifact", "actions/deploy-pages"]
     assert deploy["needs"] == "build"
