@@ -193,7 +193,9 @@ def test_zizmor_finds_nothing_in_the_workflow(tmp_path: Path) -> None:
     assert "No findings" in result.stdout + result.stderr
     # The same check fails on the workflow as it was: tags, credentials persisted.
     unpinned = re.sub(r"@[0-9a-f]{40} # (v\d+)\.\d+\.\d+", r"@\1", WORKFLOW.read_text())
-    unpinned = re.sub(r"\n        with:\n(          #.*\n)*          persist-credentials: false", "", unpinned)
+    unpinned = re.sub(
+        r"\n        with:\n(          #.*\n)*          persist-credentials: false", "", unpinned
+    )
     (tmp_path / "unpinned.yml").write_text(unpinned)
     bad = _zizmor(tmp_path / "unpinned.yml")
     assert bad.returncode != 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +109,9 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
                         return result
                 try:
                     env = decode_envelope(line)
-                except msgspec.DecodeError:
+                except msgspec.DecodeError as exc:
+                    if _damaged_job_end(line):
+                        return _malformed(result, f"damaged JobEnd record: {exc}", lineno)
                     if line.strip():
                         _skip(result, line, lineno)
                     continue
@@ -116,6 +119,10 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
                 if _take(result, env, line, lineno):
                     _check_rest(stream, path)
                     return result
+    except RecursionError:
+        # msgspec recurses once per nesting level: a record nested thousands of levels deep
+        # exhausts the stack. No Ballista record nests that deep; the line is damage.
+        return _malformed(result, "a record is nested too deeply to decode", lineno)
     except compression.DAMAGE_ERRORS as exc:
         # Checked before OSError: a bad gzip header is an OSError too, but it is damage.
         return _damaged(result, compression.damage_message(exc), lineno + 1)
@@ -140,6 +147,24 @@ def _check_rest(stream: IO[bytes], path: Path) -> None:
     if compression.compression_of(path) is not None:
         while stream.read(compression.CHUNK):
             pass
+
+
+_JOB_END_KIND = re.compile(rb'"ev"\s*:\s*"JobEnd"')
+
+
+def _damaged_job_end(line: bytes) -> bool:
+    """Tell whether an undecodable line is a whole JobEnd record that got damaged."""
+    # A last line without its newline is a JobEnd still being written (the log is running);
+    # a whole line that names itself JobEnd but does not decode (a flipped byte, NaN, a lone
+    # surrogate) would otherwise leave the job silently unpublished, as if still running.
+    return line.endswith(b"\n") and b"JobEnd" in line and _JOB_END_KIND.search(line) is not None
+
+
+def _malformed(result: LogRead, message: str, line: int) -> LogRead:
+    """Classify a log with a damaged record that decides it: nothing from it is served."""
+    _damaged(result, message, line)
+    result.classification = Classification.MALFORMED
+    return result
 
 
 def _damaged(result: LogRead, message: str, line: int) -> LogRead:
