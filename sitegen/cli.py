@@ -160,9 +160,19 @@ def cli() -> None:
     """Build a static Ballista history server from event logs."""
 
 
-def _say_waiting() -> None:
-    """Tell the user why the build is not starting yet."""
-    click.echo("Waiting for another sitegen build into the same directory to finish...", err=True)
+def _waiting(output: Path) -> Callable[[], None]:
+    """Return what tells the user why a build into ``output`` is not starting yet."""
+    from sitegen.publish.buildlock import holders
+
+    def say() -> None:
+        pids = holders(output)
+        by = f" (process {', '.join(map(str, pids))})" if pids else ""
+        click.echo(
+            f"Waiting for another sitegen build into the same directory{by} to finish...",
+            err=True,
+        )
+
+    return say
 
 
 @cli.command("build")
@@ -198,7 +208,9 @@ def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
         bar = ProgressBar(sys.stderr)
         bar.enabled = bar.enabled and not quiet and fmt == "text"
         try:
-            report = build(options, progress=bar, on_wait=None if quiet else _say_waiting)
+            report = build(
+                options, progress=bar, on_wait=None if quiet else _waiting(options.output)
+            )
         finally:
             bar.finish()
     except SitegenError as exc:
@@ -240,7 +252,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
         options = _options(**rest)
         serve(
             options,
-            lambda: build(options, on_wait=_say_waiting),
+            lambda: build(options, on_wait=_waiting(options.output)),
             options.output,
             host,
             port,
