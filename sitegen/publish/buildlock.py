@@ -49,7 +49,7 @@ def holders(output: Path) -> list[int]:
         return []  # not Linux, or no /proc: the wait message names nobody
     # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF": device in hex, inode in decimal.
     wanted = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    pids = []
+    pids: list[int] = []
     for line in lines:
         fields = line.split()
         if len(fields) >= 6 and fields[1:2] == ["FLOCK"] and fields[5] == wanted:
