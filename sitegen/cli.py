@@ -110,6 +110,12 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             help="Drop jobs that ended longer ago than this: 30d, 12h, 90m, 2w. [default: none]",
         ),
         click.option(
+            "--allow-empty",
+            is_flag=True,
+            help="Publish an empty site when the log dirs hold no logs, even over a site "
+            "with jobs (refused by default: an unmounted volume or a wrong path).",
+        ),
+        click.option(
             "--raw-logs/--no-raw-logs",
             default=True,
             help="Publish each job's original event log, gzip-compressed, on its page.",

@@ -88,6 +88,28 @@ def fingerprint(options: Any, template_dirs: list[Path], ignore: frozenset[str])
     return h.hexdigest()
 
 
+class _BuiltLog(msgspec.Struct):
+    """Of a log entry, only whether it published a job (any manifest format has that)."""
+
+    published: bool = False
+
+
+class _BuiltSite(msgspec.Struct):
+    """Of a manifest, only which logs the site was built from."""
+
+    logs: dict[str, _BuiltLog] = msgspec.field(default_factory=dict)
+
+
+def built_from(output: Path) -> dict[str, bool] | None:
+    """Return the logs the site at ``output`` was built from (key: published?); None: no site."""
+    # Read loosely: a site written by another sitegen version still names its logs.
+    try:
+        site = msgspec.json.decode((output / MANIFEST_NAME).read_bytes(), type=_BuiltSite)
+    except (OSError, msgspec.DecodeError):
+        return None
+    return {key: entry.published for key, entry in site.logs.items()}
+
+
 def load(output: Path) -> Manifest | None:
     """Return the manifest of the site at ``output``, or None if there is no usable one."""
     try:
