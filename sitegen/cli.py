@@ -68,6 +68,12 @@ LOG_DIRS = click.option(
     help="Directory of Ballista event logs (the scheduler's --event-log-dir); repeat it to "
     "read several. [default: the bundled example logs]",
 )
+FOLLOW_LINKS = click.option(
+    "--follow-links",
+    is_flag=True,
+    help="Read logs and notes that are symbolic links to files outside the event-log dirs "
+    "(by default they are skipped and reported).",
+)
 WORKERS = click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -88,6 +94,7 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     options: list[Decorator] = [
         CONFIG,
         LOG_DIRS,
+        FOLLOW_LINKS,
         click.option(
             "--output",
             type=_PATH,
@@ -274,9 +281,12 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @cli.command("check")
 @CONFIG
 @LOG_DIRS
+@FOLLOW_LINKS
 @WORKERS
 @FORMAT
-def check_command(event_log_dirs: tuple[Path, ...], workers: int | None, fmt: str) -> None:
+def check_command(
+    event_log_dirs: tuple[Path, ...], follow_links: bool, workers: int | None, fmt: str
+) -> None:
     """Read every log as a build would, publish nothing, report each problem.
 
     Exit 0 when no log has an error (running logs are only noted), 1 when any
@@ -291,7 +301,7 @@ def check_command(event_log_dirs: tuple[Path, ...], workers: int | None, fmt: st
     from sitegen.check import check
 
     try:
-        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers)
+        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers, follow_links)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc

@@ -56,7 +56,9 @@ def test_empty_log_dir_over_a_site_with_jobs_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["build", "--event-log-dir", str(logs), "--output", str(site)])
     assert result.exit_code == 1
     (line,) = result.output.splitlines()
-    assert line.startswith(f"Error: {site}: no event logs in {logs}, but the published site has 1 jobs")
+    assert line.startswith(
+        f"Error: {site}: no event logs in {logs}, but the published site has 1 jobs"
+    )
     assert line.endswith("pass --allow-empty to publish an empty site")
     assert (site / "api/jobs").read_bytes() == before
     allowed = CliRunner().invoke(

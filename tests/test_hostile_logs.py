@@ -6,6 +6,8 @@ problem, and the good job beside the bad log is still published.
 
 from __future__ import annotations
 
+import html
+import os
 from pathlib import Path
 
 import msgspec
@@ -128,3 +130,79 @@ def test_unparseable_compute_time_is_shown_as_given() -> None:
     text = "1" + "0" * 309 + "ms"
     assert formatting.compute_ms(text) is None
     assert formatting.compute_time(text) == text
+
+
+def _specials(logs: Path, outside: Path) -> None:
+    """Plant what a log dir should never read as a log, beside a good log."""
+    logs.mkdir()
+    write(logs / "good.eventlog", job_lines("good"))
+    os.mkfifo(logs / "fifo.eventlog")
+    (logs / "zero.eventlog").symlink_to("/dev/zero")
+    (logs / "dir.eventlog").mkdir()
+    write(outside / "far.eventlog", job_lines("far"))
+    (logs / "far.eventlog").symlink_to(outside / "far.eventlog")
+    (logs / "near.eventlog").symlink_to("good.eventlog")  # inside: read, under its own name
+
+
+def test_non_regular_files_and_links_out_are_reported_not_read(tmp_path: Path) -> None:
+    logs, outside = tmp_path / "logs", tmp_path / "elsewhere"
+    outside.mkdir()
+    _specials(logs, outside)
+    checked = check(logs, workers=1)
+    built = build(BuildOptions(log_dirs=logs, output=tmp_path / "site", workers=1))
+    assert set(checked.problems) == set(built.problems)
+    why = {p.file: p.message for p in built.problems if p.kind is ProblemKind.UNREADABLE}
+    assert why == {
+        "dir.eventlog": "skipped: a directory, not a regular file",
+        "fifo.eventlog": "skipped: a FIFO (named pipe), not a regular file",
+        "zero.eventlog": "skipped: a symbolic link to a character device, not a regular file",
+        "far.eventlog": "skipped: a symbolic link to a file outside the event-log dirs "
+        "(--follow-links reads it)",
+    }
+    # The link inside the dir is read: the same job twice, one of them reported as a duplicate.
+    assert [j.job_id for j in built.jobs] == ["good"]
+    assert {p.file for p in built.problems if p.kind is ProblemKind.DUPLICATE_ID} == {
+        "near.eventlog"
+    }
+    page = (tmp_path / "site/problems/index.html").read_text()
+    for file, message in why.items():
+        assert file in page and html.escape(message, quote=False) in page
+
+
+def test_follow_links_reads_links_out_but_never_devices(tmp_path: Path) -> None:
+    logs, outside = tmp_path / "logs", tmp_path / "elsewhere"
+    outside.mkdir()
+    _specials(logs, outside)
+    built = build(
+        BuildOptions(log_dirs=logs, output=tmp_path / "site", workers=1, follow_links=True)
+    )
+    assert sorted(j.job_id for j in built.jobs) == ["far", "good"]
+    why = {p.file: p.message for p in built.problems if p.kind is ProblemKind.UNREADABLE}
+    assert set(why) == {"dir.eventlog", "fifo.eventlog", "zero.eventlog"}
+
+
+def test_a_fifo_swapped_in_after_listing_is_unreadable_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "late.eventlog")
+    read = read_log(tmp_path / "late.eventlog")
+    assert read.classification is Classification.UNREADABLE
+    assert "FIFO" in read.message
+
+
+def test_note_linked_out_of_the_log_dir_is_not_rendered(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    (logs / "notes").mkdir(parents=True)
+    write(logs / "good.eventlog", job_lines("good"))
+    secret = tmp_path / "hostname"
+    secret.write_text("secret-build-host-name\n")
+    (logs / "notes/good.md").symlink_to(secret)
+    site = tmp_path / "site"
+    build(BuildOptions(log_dirs=logs, output=site, workers=1))
+    assert "secret-build-host-name" not in (site / "jobs/good/index.html").read_text()
+    build(BuildOptions(log_dirs=logs, output=site, workers=1, follow_links=True))
+    assert "secret-build-host-name" in (site / "jobs/good/index.html").read_text()
+    # A note linked within the log dir is rendered without the option.
+    (logs / "notes/good.md").unlink()
+    (logs / "notes/real.md").write_text("inside-note\n")
+    (logs / "notes/good.md").symlink_to("real.md")
+    build(BuildOptions(log_dirs=logs, output=site, workers=1))
+    assert "inside-note" in (site / "jobs/good/index.html").read_text()

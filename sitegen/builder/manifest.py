@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from sitegen import __version__
+from sitegen.eventlog.filekind import open_regular
 from sitegen.layout import MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 
@@ -60,7 +61,7 @@ def log_digest(path: Path, held: bytes | None = None) -> str:
     if held is not None:
         return hashlib.sha256(held).hexdigest()
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:  # a dangling symlink, or a log removed since it was listed: the reader
         return ""  # says why, and a log that can be read again no longer matches ""

@@ -17,7 +17,7 @@ from sitegen.builder.parallel import pool_map
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.discover import LogFile
 from sitegen.eventlog.rawlog import gzip_chunks, hold
-from sitegen.eventlog.reader import LogRead, read_log
+from sitegen.eventlog.reader import LogRead, read_log, refused
 from sitegen.layout import PARTS_DIR, job_root
 from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
 from sitegen.publish.writer import SiteWriter
@@ -121,14 +121,14 @@ def process_log(
     log: LogFile, staging: Path, part: Path, pages: PageRenderer
 ) -> tuple[LogOutcome, bool]:
     """Map step: read one log and write that job's files; say whether they went to ``part``."""
-    held = hold(log.path, log.size)
-    read = read_log(log.path, held)
+    held = None if log.skip else hold(log.path, log.size)
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held)
     verdict = judge(log, read)
     outcome = LogOutcome(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256=manifest.log_digest(log.path, held),
+        sha256="" if log.skip else manifest.log_digest(log.path, held),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
@@ -146,7 +146,7 @@ def process_log(
         raw = gzip_chunks(log.path, held)
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)
     held = None  # the pages need only what was read from it
-    note = read_note(pages.notes_dirs, job_id)
+    note = read_note(pages.notes_dirs, job_id, pages.follow_links)
     outcome.note_sha256 = note.sha256 if note else ""
     pages.job_pages(writer, read, summary, note)
     outcome.summary = summary

@@ -57,6 +57,8 @@ class BuildOptions:
     raw_logs: bool = True
     # Let log dirs without any log replace a site that has jobs (see builder/guard.py).
     allow_empty: bool = False
+    # Read logs and notes linked to files outside the log dirs (see eventlog/filekind.py).
+    follow_links: bool = False
 
     def __post_init__(self) -> None:
         """Accept one directory where a tuple of them is meant."""
@@ -229,10 +231,10 @@ def _build(
         )
 
         check_archive_path(options.archive, options.output, options.dirs)
-    logs = discover_all(options.dirs)
+    logs = discover_all(options.dirs, options.follow_links)
     guard.before_build(options, logs)
     stamp = build_timestamp()
-    notes = NoteIndex(notes_dirs(options.dirs))
+    notes = NoteIndex(notes_dirs(options.dirs), options.follow_links)
     sources = template_sources(options.templates_dir)
     fingerprint = manifest.fingerprint(options, sources, RUN_OPTIONS)
     # The manifest lives until the build ends: the collector need not scan its lists and
@@ -280,6 +282,7 @@ def _build(
         notes_dirs=notes.dirs,
         raw_logs=options.raw_logs,
         cache_key=fingerprint,
+        follow_links=options.follow_links,
     )
     pages.warm()
     publication = Publication(options.output)

@@ -13,6 +13,7 @@ from typing import IO, Any
 import msgspec
 
 from sitegen.eventlog import compression, schema
+from sitegen.eventlog.filekind import open_regular
 from sitegen.model import Classification
 
 
@@ -42,10 +43,18 @@ READ_BUFFER = 1 << 20
 
 def open_log(path: Path) -> IO[bytes]:
     """Open a log for binary streaming, decompressing ``.gz`` and ``.zst`` on the fly."""
+    # Only regular files: a FIFO or device put in a log's place must not block the build.
+    raw = open_regular(path)
     kind = compression.compression_of(path)
     if kind is None:
-        return path.open("rb", buffering=READ_BUFFER)
+        return io.BufferedReader(raw.detach(), READ_BUFFER)
+    raw.close()
     return compression.open_compressed(path, kind)
+
+
+def refused(path: Path, why: str) -> LogRead:
+    """Return what a log that is not read at all amounts to (see ``filekind``): unreadable."""
+    return LogRead(path=path, classification=Classification.UNREADABLE, message=why)
 
 
 def _is_binary(line: bytes) -> bool:
