@@ -7,11 +7,14 @@ problem, and the good job beside the bad log is still published.
 from __future__ import annotations
 
 import html
+import json
 import os
 from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.check import check
@@ -206,3 +209,54 @@ def test_note_linked_out_of_the_log_dir_is_not_rendered(tmp_path: Path) -> None:
     (logs / "notes/good.md").symlink_to("real.md")
     build(BuildOptions(log_dirs=logs, output=site, workers=1))
     assert "inside-note" in (site / "jobs/good/index.html").read_text()
+
+
+CONTROLS = "\x00\x01\x1b\x7f\x85"
+
+
+def test_control_characters_never_reach_html(tmp_path: Path) -> None:
+    """NUL and friends in a job name, config, DOT, a note and a --pages heading: stand-ins."""
+    logs, pages = tmp_path / "logs", tmp_path / "pages"
+    (logs / "notes").mkdir(parents=True)
+    pages.mkdir()
+    name = f"q{CONTROLS}name"
+    lines = job_lines("ctl", name=name, extra_config={f"k{CONTROLS}": f"v{CONTROLS}"})
+    end = _job_end(lines)
+    end["data"]["dot"] = end["data"]["dot"].replace("Stage 1", f"Stage 1{CONTROLS}")  # type: ignore[index]
+    lines[-1] = _encode(end)
+    write(logs / "ctl.eventlog", lines)
+    (logs / "notes/ctl.md").write_text(f"# Note{CONTROLS}heading\n\ntext{CONTROLS}\n")
+    (pages / "runbook.md").write_text(f"# Run{CONTROLS}book\n\nbody{CONTROLS}\n")
+    site = tmp_path / "site"
+    report = build(BuildOptions(log_dirs=logs, output=site, workers=1, pages_dir=pages))
+    assert [j.job_name for j in report.jobs] == [name]  # the data keeps what the log said
+    stand_ins = 0
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        bad = [c for c in text if c in CONTROLS]
+        assert bad == [], page
+        stand_ins += text.count("␀")
+    assert stand_ins >= 5
+    assert "q␀␁␛␡\ufffdname" in (site / "jobs/ctl/index.html").read_text()
+    # Python-Markdown drops a NUL itself; the rest get stand-ins.
+    assert "Note␁␛␡\ufffdheading" in (site / "jobs/ctl/index.html").read_text()
+    assert "Run␀␁␛␡\ufffdbook" in (site / "index.html").read_text()
+    # The API keeps the log's bytes; only its HTML copy (zero-config hosts) is scrubbed.
+    api = json.loads((site / "api/jobs").read_bytes())
+    assert api[0]["job_name"] == name
+
+
+@given(st.text())
+def test_visible_controls_leaves_no_control_and_changes_nothing_else(text: str) -> None:
+    from sitegen.render.htmlsafe import visible_controls
+
+    shown = visible_controls(text)
+    assert not any(
+        c in shown
+        for c in map(chr, [*range(0x0B), *range(0x0E, 0x20), *range(0x7F, 0xA0)])
+        if c not in "\t\n"
+    )
+    kept = [c for c in text if not ((c < " " and c not in "\t\n\x0c\r") or "\x7f" <= c <= "\x9f")]
+    assert [c for c in shown if not ("\u2400" <= c <= "\u2421" or c == "\ufffd")] == [
+        c for c in kept if not ("\u2400" <= c <= "\u2421" or c == "\ufffd")
+    ]

@@ -14,6 +14,7 @@ import orjson
 from sitegen.model import JobSummary
 from sitegen.render.formatting import DURATIONS, number, timestamps
 from sitegen.render.fragments import Fragment
+from sitegen.render.htmlsafe import visible_controls
 from sitegen.render.links import Linker
 from sitegen.svg.text import status_class
 
@@ -24,6 +25,7 @@ def esc(text: str) -> str:
     """Escape text for HTML content and quoted attributes, byte for byte as Jinja does."""
     # markupsafe's entities (&#34; &#39;), not html.escape's: the Jinja loop this replaces
     # printed those, and the pages must not change.
+    text = visible_controls(text)
     if "&" in text:
         text = text.replace("&", "&amp;")
     if "<" in text:

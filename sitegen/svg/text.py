@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+from sitegen.render.htmlsafe import visible_controls
+
 # Width guesses for text we cannot measure at build time (12 px monospace ≈ 7.2 px a glyph).
 MONO_CHAR = 7.3
 SANS_CHAR = 7.6
@@ -13,7 +15,7 @@ _NOT_CLASS = re.compile(r"[^a-z0-9]+")
 
 def esc(text: str) -> str:
     """Escape text for SVG/HTML content and double-quoted attributes."""
-    return html.escape(text, quote=True)
+    return html.escape(visible_controls(text), quote=True)
 
 
 def clip(text: str, limit: int) -> str:
