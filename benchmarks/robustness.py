@@ -37,7 +37,7 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,9 @@ def m_huge_number(rng: random.Random, line: bytes) -> bytes:
 
 
 def m_wrong_type(rng: random.Random, line: bytes) -> bytes:
-    value = rng.choice([b'"12"', b"null", b"true", b"[]", b"{}", b"[1,2]", b'{"a":1}', b"-1", b'""'])
+    value = rng.choice(
+        [b'"12"', b"null", b"true", b"[]", b"{}", b"[1,2]", b'{"a":1}', b"-1", b'""']
+    )
     return _splice(line, _pick(rng, rng.choice([NUMBER, STRING]), line), value)
 
 
@@ -235,7 +237,7 @@ def fuzz(
                     read = read_log(path, data)
                     judge(log, read)  # what `check` adds to reading
                     result.classes[str(read.classification)] += 1
-            except Exception as exc:  # noqa: BLE001 - escaped: exactly what is counted
+            except Exception as exc:  # escaped from the code under test: counted
                 result.escaped += 1
                 key = f"{type(exc).__name__} ({'+'.join(sorted(set(names)))})"
                 if key not in result.crashes:
@@ -245,7 +247,10 @@ def fuzz(
                         (crash_dir / f"crash{len(result.crashes)}.eventlog").write_bytes(data)
             result.executions += 1
             if progress and result.executions % progress == 0:
-                print(f"fuzz: … {result.executions:,} executions, {result.escaped} escaped", flush=True)
+                print(
+                    f"fuzz: … {result.executions:,} executions, {result.escaped} escaped",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result.seconds = time.perf_counter() - started
@@ -364,8 +369,8 @@ def xss_log(job_id: str, text: str, seed: int) -> bytes:
         record = json.loads(raw)
         data = _inject(record["data"], text, keep)
         if "dot" in data:  # DOT stays DOT: the payload goes into every label
-            quoted = json.dumps(text)
-            data["dot"] = DOT_LABEL.sub(lambda _: f"label = {quoted}", data["dot"])
+            label = "label = " + json.dumps(text).replace("\\", "\\\\")
+            data["dot"] = DOT_LABEL.sub(label, data["dot"])
         lines.append(json.dumps({"ev": record["ev"], "version": 1, "data": data}) + "\n")
     return "".join(lines).encode()
 
@@ -520,6 +525,388 @@ def run_xss(args: argparse.Namespace) -> bool:
     )
     print(f"xss: target 0 executions, 0 unescaped: {'met' if met else 'NOT met'}")
     return met
+
+
+# ---------------------------------------------------------------------------------- kill
+
+EPOCH = "1767225600"  # SOURCE_DATE_EPOCH: every build of the same logs makes the same bytes
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Return every file below ``root`` by relative path, with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _descendants(pid: int) -> set[int]:
+    """Return the ids of ``pid``'s descendants (Linux /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                for child in (task / "children").read_text().split():
+                    if int(child) not in found:
+                        found.add(int(child))
+                        todo.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Tell whether ``pid`` runs (a zombie counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@dataclass
+class Poller:
+    """GET the published site from nginx in a loop; count what a reader would see broken."""
+
+    port: int
+    observations: int = 0
+    broken: int = 0
+    examples: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def _bad(self, what: str) -> None:
+        self.broken += 1
+        if len(self.examples) < 5:
+            self.examples.append(what)
+
+    def run(self, max_requests: int, max_seconds: float) -> None:
+        from sitegen.render import urls
+        from tests.servers import get
+
+        deadline = time.monotonic() + max_seconds
+        n = 0
+        while not self.stop.is_set() and self.observations < max_requests:
+            if time.monotonic() > deadline:
+                break
+            n += 1
+            listing = get(self.port, "/api/jobs")
+            self.observations += 1
+            try:
+                jobs = json.loads(listing.body) if listing.status == 200 else None
+            except ValueError:
+                jobs = None
+            if not isinstance(jobs, list) or not jobs:
+                self._bad(f"/api/jobs: HTTP {listing.status}, {listing.body[:60]!r}")
+                continue
+            job_id = jobs[n % len(jobs)]["job_id"]
+            # Everything a listed job links to must be there (the publish order's promise).
+            for path in (f"/api/job/{job_id}", "/" + str(urls.job_page(job_id)), "/"):
+                response = get(self.port, path)
+                self.observations += 1
+                if response.status != 200:
+                    self._bad(f"{path}: HTTP {response.status} while /api/jobs lists {job_id}")
+                elif path.startswith("/api/"):
+                    try:
+                        json.loads(response.body)
+                    except ValueError:
+                        self._bad(f"{path}: not JSON")
+
+
+@dataclass
+class KillResult:
+    points: int = 0
+    landed: int = 0
+    recovered: int = 0
+    leftover_processes: int = 0
+    leftover_dirs: int = 0
+    observations: int = 0
+    broken: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _change_logs(logs: Path, step: int) -> None:
+    """Move the logs on, as a scheduler does: a new job, a rewritten log, now and then one gone."""
+    from sitegen.examples.generator import write_log
+
+    write_log(
+        logs, JobSpec(job_id=f"new{step:03d}", job_name="q", stages=3, tasks_per_stage=12), step
+    )
+    existing = sorted(logs.glob("*.eventlog"))
+    victim = existing[step % len(existing)]
+    spec = JobSpec(job_id=victim.name.removesuffix(".eventlog"), job_name="again", stages=2)
+    victim.write_bytes(b"".join(generate_job(spec, seed=1000 + step)))
+    if step % 3 == 2:
+        existing[(step + 1) % len(existing)].unlink()
+
+
+def kill_builds(points: int, logs_count: int, work: Path) -> KillResult:
+    """Kill builds at ``points`` moments of full and incremental builds; check what follows."""
+    from sitegen.builder.pipeline import BuildOptions, build
+    from sitegen.examples.generator import write_log
+    from tests.servers import nginx
+
+    logs, pub = work / "logs", work / "pub"
+    logs.mkdir()
+    pub.mkdir()
+    for n in range(logs_count):
+        spec = JobSpec(job_id=f"job{n:03d}", job_name="q", stages=3, tasks_per_stage=12)
+        write_log(logs, spec, seed=n)
+    site = pub / "site"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+    command = [sys.executable, "-m", "sitegen", "build", "-q", "--event-log-dir", str(logs)]
+    command += ["--output", str(site), "--workers", "2"]
+    subprocess.run(command, env=env, check=True, timeout=600)
+
+    def timed(extra: list[str]) -> float:
+        started = time.perf_counter()
+        subprocess.run(command + extra, env=env, check=True, timeout=600)
+        return time.perf_counter() - started
+
+    full_seconds = timed(["--clean"])
+    _change_logs(logs, 0)
+    incremental_seconds = timed([])
+    result = KillResult(points=points)
+    references: dict[int, dict[str, bytes]] = {}
+    nginx_bin = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+    if nginx_bin is None:
+        raise SystemExit("kill: nginx is not installed")
+    with nginx(nginx_bin, site, work / "nginx") as port:
+        poller = Poller(port)
+        thread = threading.Thread(target=poller.run, args=(5_000_000, 3600.0), daemon=True)
+        thread.start()
+        try:
+            state = 1
+            for point in range(points):
+                full = point % 2 == 0
+                group = (point // 2) % 2 == 0
+                if not full:
+                    _change_logs(logs, state)
+                    state += 1
+                length = full_seconds if full else incremental_seconds
+                # Spread over the build: from interpreter start to the publish at its end.
+                at = length * (0.1 + 0.85 * ((point // 2) + 0.5) / max(1, points // 2))
+                proc = subprocess.Popen(
+                    command + (["--clean"] if full else []), env=env, start_new_session=True
+                )
+                seen: set[int] = set()
+                deadline = time.monotonic() + at
+                while time.monotonic() < deadline and proc.poll() is None:
+                    seen |= _descendants(proc.pid)
+                    time.sleep(0.005)
+                if proc.poll() is None:
+                    result.landed += 1
+                    if group:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    else:
+                        proc.kill()  # the main process alone: its workers must follow
+                proc.wait(60)
+                settle = time.monotonic() + 5
+                while any(_alive(p) for p in seen) and time.monotonic() < settle:
+                    time.sleep(0.05)
+                alive = [p for p in seen if _alive(p)]
+                result.leftover_processes += len(alive)
+                for pid in alive:  # ours: stop them so the next point starts clean
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                recovery = subprocess.run(command, env=env, timeout=600, capture_output=True)
+                if state not in references:
+                    ref = work / f"ref{state}"
+                    os.environ["SOURCE_DATE_EPOCH"] = EPOCH
+                    try:
+                        build(BuildOptions(log_dirs=logs, output=ref / "site", workers=2))
+                    finally:
+                        del os.environ["SOURCE_DATE_EPOCH"]
+                    references[state] = _tree(ref / "site")
+                    shutil.rmtree(ref)
+                same = recovery.returncode == 0 and _tree(site) == references[state]
+                result.recovered += same
+                if not same:
+                    result.notes.append(
+                        f"point {point} ({'full' if full else 'incremental'}, "
+                        f"{'group' if group else 'main only'}, {at:.2f} s): recovery differs "
+                        f"(rc {recovery.returncode}) {recovery.stderr[-200:]!r}"
+                    )
+                extra = sorted(p.name for p in pub.iterdir() if p.name != "site")
+                result.leftover_dirs += len(extra)
+                if extra:
+                    result.notes.append(f"point {point}: left beside the site: {extra}")
+        finally:
+            poller.stop.set()
+            thread.join(30)
+    result.observations, result.broken = poller.observations, poller.broken
+    result.notes += poller.examples
+    result.notes.append(
+        f"a full build took {full_seconds:.2f} s, an incremental one {incremental_seconds:.2f} s"
+    )
+    return result
+
+
+def run_kill(args: argparse.Namespace) -> bool:
+    with tempfile.TemporaryDirectory(prefix="sitegen-kill-") as tmp:
+        result = kill_builds(args.kill_points, args.kill_logs, Path(tmp))
+    print(
+        f"kill: {result.points} kill -9 points ({result.landed} landed before the build ended; "
+        "full and incremental, whole group and main process only), "
+        f"{result.observations:,} polled requests against nginx: broken {result.broken}, "
+        f"recovered byte for byte {result.recovered}/{result.points}, "
+        f"leftover processes {result.leftover_processes}, leftover dirs {result.leftover_dirs}"
+    )
+    for note in result.notes:
+        print(f"kill: {note}")
+    met = (
+        result.broken == 0
+        and result.recovered == result.points
+        and result.leftover_processes == 0
+        and result.leftover_dirs == 0
+        and result.observations > 0
+    )
+    print(
+        f"kill: targets 0 broken, {result.points}/{result.points} recovered, 0 leftovers: "
+        f"{'met' if met else 'NOT met'}"
+    )
+    return met
+
+
+# ----------------------------------------------------------------------------- resources
+
+
+def _job_end(lines: list[bytes]) -> dict[str, Any]:
+    """Decode a generated log's JobEnd record."""
+    return json.loads(lines[-1])  # type: ignore[no-any-return]
+
+
+def case_big_job_end(directory: Path, size: int) -> str:
+    """A JobEnd line carrying a logical plan of ``size`` bytes."""
+    lines = list(generate_job(JobSpec(job_id="bigplan", job_name="q", stages=2), seed=1))
+    record = _job_end(lines)
+    record["data"]["job"]["logical_plan"] = "@@PLAN@@"
+    unit = b"Projection: l_returnflag, l_linestatus, sum(l_quantity)\\n  "
+    plan = unit * max(1, size // len(unit))
+    with (directory / "bigplan.eventlog").open("wb") as out:
+        out.writelines(lines[:-1])
+        head, tail = json.dumps(record).encode().split(b"@@PLAN@@")
+        out.write(head + plan + tail + b"\n")
+    return "bigplan"
+
+
+def case_many_tasks(directory: Path, tasks: int) -> str:
+    """A log with ``tasks`` TaskEnd lines."""
+    lines = list(generate_job(JobSpec(job_id="manytasks", job_name="q", stages=2), seed=2))
+    template = next(line for line in lines if line.startswith(b'{"ev":"TaskEnd"'))
+    record = json.loads(template)
+    record["data"]["task_id"] = 999_999_999
+    text = json.dumps(record, separators=(",", ":")).encode().replace(b"999999999", b"%d")
+    with (directory / "manytasks.eventlog").open("wb") as out:
+        out.writelines(line for line in lines[:-1] if not line.startswith(b'{"ev":"TaskEnd"'))
+        for start in range(0, tasks, 10_000):
+            out.write(b"".join(text % n + b"\n" for n in range(start, min(tasks, start + 10_000))))
+        out.write(lines[-1])
+    return "manytasks"
+
+
+def case_many_stages(directory: Path, stages: int) -> str:
+    """A JobEnd whose stages payload and DOT hold ``stages`` stages."""
+    lines = list(generate_job(JobSpec(job_id="manystages", job_name="q", stages=2), seed=3))
+    record = _job_end(lines)
+    data = record["data"]
+    one = data["stages"]["stages"][0]
+    one["tasks"] = one.get("tasks", [])[:1]
+    data["stages"]["stages"] = [{**one, "stage_id": str(n + 1)} for n in range(stages)]
+    data["index"]["num_stages"] = data["index"]["completed_stages"] = stages
+    clusters = [
+        f'\tsubgraph cluster{n} {{\n\t\tlabel = "Stage {n + 1} [Successful]";\n'
+        f'\t\tstage_{n + 1}_0 [shape=box, label="ShuffleWriterExec"]\n\t}}\n'
+        for n in range(stages)
+    ]
+    edges = [f"\tstage_{n}_0 -> stage_{n + 1}_0\n" for n in range(1, stages)]
+    data["dot"] = "digraph G {\n" + "".join(clusters) + "".join(edges) + "}\n"
+    with (directory / "manystages.eventlog").open("wb") as out:
+        out.writelines(lines[:-1])
+        out.write(json.dumps(record).encode() + b"\n")
+    return "manystages"
+
+
+def case_dense_dag(directory: Path, clusters: int, edges: int) -> str:
+    """A DOT with ``clusters`` stages and ``edges`` stage-to-stage links."""
+    lines = list(generate_job(JobSpec(job_id="densedag", job_name="q", stages=2), seed=4))
+    record = _job_end(lines)
+    dot = ["digraph G {\n"]
+    for n in range(clusters):
+        dot.append(f'subgraph cluster{n} {{ label = "Stage {n + 1} [Successful]";\n')
+        dot.append(f'stage_{n + 1}_0 [shape=box, label="ShuffleWriterExec"] }}\n')
+    made = 0
+    for span in range(1, clusters):
+        for a in range(1, clusters + 1 - span):
+            if made == edges:
+                break
+            dot.append(f"stage_{a}_0 -> stage_{a + span}_0\n")
+            made += 1
+    record["data"]["dot"] = "".join(dot) + "}\n"
+    with (directory / "densedag.eventlog").open("wb") as out:
+        out.writelines(lines[:-1])
+        out.write(json.dumps(record).encode() + b"\n")
+    return "densedag"
+
+
+def measured_build(logs: Path, out: Path) -> tuple[int, float, int]:
+    """Build in a child process; return (exit status, seconds, peak RSS in MB)."""
+    command = [sys.executable, "-m", "sitegen", "build", "-q", "--event-log-dir", str(logs)]
+    started = time.perf_counter()
+    proc = subprocess.Popen([*command, "--output", str(out), "--workers", "1"])
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, time.perf_counter() - started, usage.ru_maxrss // 1024
+
+
+def run_resources(args: argparse.Namespace) -> bool:
+    from sitegen.render.formatting import MAX_PAGE_TEXT
+    from sitegen.svg.dag import SIMPLIFIED
+
+    s = args.scale
+    big = int(200_000_000 * s)
+    tasks = int(2_000_000 * s)
+    stages = max(100, int(50_000 * s))
+    clusters, edges = (299, 12_800) if s >= 0.1 else (99, 1_485)
+    cases: list[tuple[str, Callable[[Path], str], str]] = [
+        (f"{big / 1e6:,.0f} MB JobEnd line", lambda d: case_big_job_end(d, big), "cut"),
+        (f"{tasks:,} TaskEnd lines", lambda d: case_many_tasks(d, tasks), ""),
+        (f"{stages:,} stages", lambda d: case_many_stages(d, stages), ""),
+        (f"dense DAG, {clusters} stages, {edges:,} edges",
+         lambda d: case_dense_dag(d, clusters, edges), "simplified"),
+    ]  # fmt: skip
+    ok = True
+    for title, make, expect in cases:
+        with tempfile.TemporaryDirectory(prefix="sitegen-res-") as tmp:
+            logs = Path(tmp) / "logs"
+            logs.mkdir()
+            job_id = make(logs)
+            log_mb = sum(p.stat().st_size for p in logs.iterdir()) / 1e6
+            rc, seconds, peak = measured_build(logs, Path(tmp) / "site")
+            site = Path(tmp) / "site"
+            page = site / "jobs" / job_id / "index.html"
+            text = page.read_text() if page.is_file() else ""
+            api = site / "api/job" / job_id / "index.json"
+            said = []
+            if "cut here:" in text:
+                said.append(f"the page cut the plan at {MAX_PAGE_TEXT:,} characters")
+            if SIMPLIFIED in text:
+                said.append("the DAG says 'Picture simplified'")
+            stage_pages = len(list((site / "jobs" / job_id).glob("stage-*.html")))
+            met = rc == 0 and page.is_file()
+            if expect == "cut":
+                whole = api.is_file() and api.stat().st_size >= big
+                met = met and "cut here:" in text and whole
+                said.append(f"/api/job/{job_id} {api.stat().st_size / 1e6:,.0f} MB, whole")
+            if expect == "simplified":
+                met = met and SIMPLIFIED in text
+            ok = ok and met
+            print(
+                f"resources: {title} ({log_mb:,.0f} MB of log): {seconds:.1f} s, peak RSS "
+                f"{peak:,} MB; job page {len(text.encode()) / 1e3:,.0f} KB, "
+                f"{stage_pages:,} stage pages; "
+                + ("; ".join(said) or "nothing cut")
+                + f": {'met' if met else 'NOT met'}"
+            )
+    print(
+        f"resources: targets (finished, cut or simplified where needed): "
+        f"{'met' if ok else 'NOT met'}"
+    )
+    return ok
 
 
 # --------------------------------------------------------------------------------- main

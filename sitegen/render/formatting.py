@@ -143,6 +143,19 @@ def clock(ms: int | None) -> str:
     return SECONDS[ms // 1000] + MILLIS[ms % 1000]
 
 
+# A plan longer than this is cut on its page (a 200 MB plan on a page helps nobody); the
+# /api responses always carry it whole.
+MAX_PAGE_TEXT = 200_000
+
+
+def page_text(text: str | None) -> str:
+    """Return ``text`` as a page shows it: cut after MAX_PAGE_TEXT characters, saying so."""
+    if text is None or len(text) <= MAX_PAGE_TEXT:
+        return text or ""
+    rest = len(text) - MAX_PAGE_TEXT
+    return f"{text[:MAX_PAGE_TEXT]}\n… cut here: {rest:,} more characters (the API has it all)"
+
+
 def percent(part: int, whole: int) -> str:
     """Return ``42%`` (a dash when there is no whole)."""
     return NONE if whole <= 0 else f"{100 * part // whole}%"

@@ -129,6 +129,7 @@ class PageRenderer:
             timestamp=formatting.timestamp,
             timestamp_ms=formatting.timestamp_ms,
             compute_time=formatting.compute_time,
+            page_text=formatting.page_text,
             filesize=formatting.filesize,
             status_class=status_class,
             lane_id=urls.lane_anchor,
