@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitegen.builder.pipeline import BuildOptions, build
@@ -260,3 +260,35 @@ def test_visible_controls_leaves_no_control_and_changes_nothing_else(text: str) 
     assert [c for c in shown if not ("\u2400" <= c <= "\u2421" or c == "\ufffd")] == [
         c for c in kept if not ("\u2400" <= c <= "\u2421" or c == "\ufffd")
     ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.text(max_size=40),
+    stages=st.integers(1, 4),
+    tasks=st.integers(1, 5),
+    running=st.booleans(),
+)
+def test_healthy_logs_are_never_called_damaged(
+    tmp_path_factory: pytest.TempPathFactory, name: str, stages: int, tasks: int, running: bool
+) -> None:
+    """The damaged-JobEnd rule stays silent on whole logs, and on logs still being written."""
+    lines = job_lines("ok", name=name, stages=stages, tasks_per_stage=tasks)
+    if running:
+        lines = lines[:-1]
+    path = write(tmp_path_factory.mktemp("healthy") / "ok.eventlog", lines)
+    read = read_log(path)
+    expected = Classification.INCOMPLETE if running else Classification.COMPLETED
+    assert read.classification is expected, read.message
+
+
+def test_long_plans_are_cut_on_pages_only() -> None:
+    text = "x" * (formatting.MAX_PAGE_TEXT + 5)
+    shown = formatting.page_text(text)
+    assert shown.startswith("x" * formatting.MAX_PAGE_TEXT)
+    assert shown.endswith("… cut here: 5 more characters (the API has it all)")
+
+
+@given(st.text(max_size=300))
+def test_short_plans_are_shown_whole(text: str) -> None:
+    assert formatting.page_text(text) == text
