@@ -63,7 +63,17 @@ def test_killed_builds_recover_and_leave_nothing() -> None:
     assert int(found[1]) >= 15 and int(found[2].replace(",", "")) > 0
 
 
-@pytest.mark.parametrize("case", ["JobEnd line", "TaskEnd lines", " stages (", "dense DAG"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "JobEnd line",
+        "TaskEnd lines",
+        " stages (",
+        "dense DAG, ",
+        "layout of a 1,000-stage DAG",
+        "layout of a dense DAG of 299 stages, 12,800 edges",
+    ],
+)
 def test_resource_cases_finish_and_say_what_they_cut(case: str, resources_out: str) -> None:
     (line,) = [
         line
@@ -73,8 +83,10 @@ def test_resource_cases_finish_and_say_what_they_cut(case: str, resources_out: s
     assert line.endswith(": met"), line
     if case == "JobEnd line":
         assert "the page cut the plan at 200,000 characters" in line and ", whole" in line
-    if case == "dense DAG":
+    if case == "dense DAG, ":
         assert "Picture simplified" in line
+    if case.startswith("layout of a dense"):
+        assert "(simplified)" in line
 
 
 @pytest.fixture(scope="module")
