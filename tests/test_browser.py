@@ -366,9 +366,12 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
     pager = page.locator("nav.pager").first
     assert "Page 1 of 3" in pager.inner_text()
     pager.get_by_text("Last »").click()
+    page.wait_for_load_state("load")
     assert page.locator("table.tasks tbody tr").count() == 100
     assert "Tasks 2,001–2,100 of 2,100" in page.locator("table.tasks caption").inner_text()
     page.locator("nav.pager").first.get_by_text("‹ Previous").click()
+    # click() returns once the navigation commits; a loaded machine may still be parsing rows.
+    page.wait_for_load_state("load")
     rows = page.locator("table.tasks tbody tr")
     assert rows.count() == 1_000
     assert rows.first.locator("td").first.inner_text() == "1000"
