@@ -108,3 +108,11 @@ def test_examples_build_a_new_output_and_rebuild_their_own(tmp_path: Path) -> No
     shutil.copytree(EXAMPLE_LOG_DIR, copy)
     assert build(BuildOptions(log_dirs=copy, output=site)).published == 12
     assert CliRunner().invoke(cli, ["build", "--output", str(site)]).exit_code == 0
+
+
+def test_serve_refuses_the_examples_over_a_site_from_other_logs(tmp_path: Path) -> None:
+    _, site = _site_with_jobs(tmp_path)
+    result = CliRunner().invoke(cli, ["serve", "--output", str(site), "--port", "0"])
+    assert result.exit_code == 1
+    assert "refusing to replace it with the bundled examples" in result.output
+    assert (site / "api/job/a").is_dir()
