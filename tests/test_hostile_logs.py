@@ -292,3 +292,31 @@ def test_long_plans_are_cut_on_pages_only() -> None:
 @given(st.text(max_size=300))
 def test_short_plans_are_shown_whole(text: str) -> None:
     assert formatting.page_text(text) == text
+
+
+def test_payload_numbers_beyond_64_bits_are_shown_as_missing(tmp_path: Path) -> None:
+    """Found by the fuzzer: a 64-digit exec_duration in the stages payload failed the build
+    (OverflowError drawing the duration histogram). The /api bytes keep it as it was."""
+    lines = job_lines("bad")
+    end = _job_end(lines)
+    stage = end["data"]["stages"]["stages"][0]  # type: ignore[index]
+    stage["tasks"][0]["exec_duration"] = 10**63
+    stage["tasks"][1]["output_rows"] = 10**400
+    stage["input_rows"] = -(10**30)
+    stage["task_duration_percentiles"]["max"] = 10**70
+    lines[-1] = _encode(end)
+    _, built = _build_and_check(tmp_path, "bad.eventlog", lines, published=("bad", "good"))
+    assert built.problems == []  # type: ignore[attr-defined]
+    assert b"1" + b"0" * 63 in (tmp_path / "site/api/job/bad/stages").read_bytes()
+    page = (tmp_path / "site/jobs/bad/stage-1.html").read_text()
+    assert "1" + "0" * 63 not in page
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(2**63 - 1, 2**63 - 1), (2**63, None), (-(2**63), -(2**63)), ("99999999999999999999", None)],
+)
+def test_payload_ints_are_64_bit(value: object, expected: int | None) -> None:
+    from sitegen.render.payload import as_int
+
+    assert as_int(value) == expected
