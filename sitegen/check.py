@@ -48,9 +48,9 @@ class CheckReport:
 
 def check_log(log: LogFile) -> CheckedLog:
     """Read and judge one log exactly as the build's map step does."""
-    from sitegen.eventlog.reader import read_log  # not for `sitegen build`'s summary
+    from sitegen.eventlog.reader import read_log, refused  # not for `sitegen build`'s summary
 
-    read = read_log(log.path)
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path)
     verdict = judge(log, read)
     candidate = summary = None
     if verdict.job_id is not None and read.job_end is not None:
@@ -67,10 +67,12 @@ def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
         return list(checked)
 
 
-def check(log_dirs: Path | Sequence[Path], workers: int | None = None) -> CheckReport:
+def check(
+    log_dirs: Path | Sequence[Path], workers: int | None = None, follow_links: bool = False
+) -> CheckReport:
     """Check every log in ``log_dirs`` and write nothing anywhere."""
     dirs = [log_dirs] if isinstance(log_dirs, Path) else list(log_dirs)
-    checked = _check_all(discover_all(dirs), workers)
+    checked = _check_all(discover_all(dirs, follow_links), workers)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():
         checked[index].problems.append(problem)

@@ -68,6 +68,12 @@ LOG_DIRS = click.option(
     help="Directory of Ballista event logs (the scheduler's --event-log-dir); repeat it to "
     "read several. [default: the bundled example logs]",
 )
+FOLLOW_LINKS = click.option(
+    "--follow-links",
+    is_flag=True,
+    help="Read logs and notes that are symbolic links to files outside the event-log dirs "
+    "(by default they are skipped and reported).",
+)
 WORKERS = click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -88,6 +94,7 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     options: list[Decorator] = [
         CONFIG,
         LOG_DIRS,
+        FOLLOW_LINKS,
         click.option(
             "--output",
             type=_PATH,
@@ -108,6 +115,12 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             "--max-age",
             default=None,
             help="Drop jobs that ended longer ago than this: 30d, 12h, 90m, 2w. [default: none]",
+        ),
+        click.option(
+            "--allow-empty",
+            is_flag=True,
+            help="Publish an empty site when the log dirs hold no logs, even over a site "
+            "with jobs (refused by default: an unmounted volume or a wrong path).",
         ),
         click.option(
             "--raw-logs/--no-raw-logs",
@@ -160,9 +173,19 @@ def cli() -> None:
     """Build a static Ballista history server from event logs."""
 
 
-def _say_waiting() -> None:
-    """Tell the user why the build is not starting yet."""
-    click.echo("Waiting for another sitegen build into the same directory to finish...", err=True)
+def _waiting(output: Path) -> Callable[[], None]:
+    """Return what tells the user why a build into ``output`` is not starting yet."""
+    from sitegen.publish.buildlock import holders
+
+    def say() -> None:
+        pids = holders(output)
+        by = f" (process {', '.join(map(str, pids))})" if pids else ""
+        click.echo(
+            f"Waiting for another sitegen build into the same directory{by} to finish...",
+            err=True,
+        )
+
+    return say
 
 
 @cli.command("build")
@@ -198,7 +221,9 @@ def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
         bar = ProgressBar(sys.stderr)
         bar.enabled = bar.enabled and not quiet and fmt == "text"
         try:
-            report = build(options, progress=bar, on_wait=None if quiet else _say_waiting)
+            report = build(
+                options, progress=bar, on_wait=None if quiet else _waiting(options.output)
+            )
         finally:
             bar.finish()
     except SitegenError as exc:
@@ -240,7 +265,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
         options = _options(**rest)
         serve(
             options,
-            lambda: build(options, on_wait=_say_waiting),
+            lambda: build(options, on_wait=_waiting(options.output)),
             options.output,
             host,
             port,
@@ -256,6 +281,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @cli.command("check")
 @CONFIG
 @LOG_DIRS
+@FOLLOW_LINKS
 @WORKERS
 @FORMAT
 @click.option(
@@ -267,7 +293,11 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     "(comma-separated: regression, failed, straggler, …). [default: none]",
 )
 def check_command(
-    event_log_dirs: tuple[Path, ...], workers: int | None, fmt: str, fail_on: str | None
+    event_log_dirs: tuple[Path, ...],
+    follow_links: bool,
+    workers: int | None,
+    fmt: str,
+    fail_on: str | None,
 ) -> None:
     """Read every log as a build would, publish nothing, report each problem.
 
@@ -287,7 +317,7 @@ def check_command(
 
     try:
         kinds = gate.parse_kinds(fail_on) if fail_on is not None else frozenset()
-        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers)
+        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers, follow_links)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc

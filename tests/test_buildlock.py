@@ -70,7 +70,10 @@ def test_cli_says_it_waits_then_builds(tmp_path: Path, example_logs: Path) -> No
         )
         assert proc.stderr is not None
         line = proc.stderr.readline()  # blocks until the build prints why it waits
-        assert line == "Waiting for another sitegen build into the same directory to finish...\n"
+        assert line == (
+            "Waiting for another sitegen build into the same directory "
+            f"(process {os.getpid()}) to finish...\n"
+        )
         assert proc.poll() is None
         assert not out.exists()
     stdout, stderr = proc.communicate(timeout=60)
@@ -98,3 +101,54 @@ def wait_for_blocked_lock(pid: int) -> None:
                 return
         time.sleep(0.02)
     raise AssertionError(f"process {pid} never waited for the lock")
+
+
+def _children(pid: int) -> list[int]:
+    """Return the ids of ``pid``'s child processes (Linux /proc)."""
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    """Tell whether ``pid`` runs (a zombie counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_workers_die_with_a_killed_build_and_do_not_hold_its_lock(tmp_path: Path) -> None:
+    """kill -9 of the build alone (not its group): its workers go too; the next build runs."""
+    from tests.logs import job_lines, write
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # Enough logs for a pool; forked workers wait on it for work, alive, whatever their load.
+    for n in range(24):
+        write(logs / f"job{n:03d}.eventlog", job_lines(f"job{n:03d}"))
+    out = tmp_path / "site"
+    command = [sys.executable, "-m", "sitegen", "build", "-q", "--event-log-dir", str(logs)]
+    proc = subprocess.Popen([*command, "--output", str(out), "--workers", "2"])
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        workers = _children(proc.pid)
+        time.sleep(0.01)
+    assert len(workers) == 2, "the build finished before its workers could be seen"
+    proc.kill()  # SIGKILL to the main process only
+    proc.wait(10)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(w) for w in workers)
+    # The next build neither waits nor leaves the killed build's staging directory behind.
+    done = subprocess.run(
+        [*command, "--output", str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Waiting" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]

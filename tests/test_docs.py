@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from click.testing import CliRunner
 
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / "docs/github-pages-workflow.yml"
@@ -103,7 +105,7 @@ def test_workflow_is_a_pages_deployment() -> None:
     assert {"push", "workflow_dispatch"} <= set(triggers)
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
     uses = [s["uses"] for job in (build, deploy) for s in job["steps"] if "uses" in s]
-    assert all(re.fullmatch(r"actions/[a-z-]+@v\d+", u) for u in uses), uses
+    assert all(re.fullmatch(r"actions/[a-z-]+@[0-9a-f]{40}", u) for u in uses), uses
     names = [u.split("@")[0] for u in uses]
     assert names[-2:] == ["actions/upload-pages-artifact", "actions/deploy-pages"]
     assert deploy["needs"] == "build"
@@ -174,7 +176,6 @@ PENDING_PAGES = {
     ROOT / "docs" / name
     for name in (
         "scale.md",
-        "robustness.md",
     )
 }
 LINK = re.compile(r"!?\[[^\]]*\]\(([^()\s]+)\)")
@@ -242,3 +243,56 @@ def test_readme_and_index_link_every_docs_page() -> None:
     for doc in (ROOT / "README.md", ROOT / "docs/index.md"):
         linked = {Path(t.partition("#")[0]).name for t in LINK.findall(prose(doc.read_text()))}
         assert pages - linked == set(), doc.name
+
+
+def _linter(name: str) -> str:
+    """Return a linter from the test extras: beside this Python first, else on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() else require(name)
+
+
+def _zizmor(workflow: Path) -> subprocess.CompletedProcess[str]:
+    """Run zizmor offline (no GitHub API calls) over one workflow file."""
+    return subprocess.run(
+        [_linter("zizmor"), "--offline", "--no-progress", "--format", "plain", str(workflow)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_zizmor_finds_nothing_in_the_workflow(tmp_path: Path) -> None:
+    """Every action is pinned by commit and checkout keeps no credentials (zizmor agrees)."""
+    result = _zizmor(WORKFLOW)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No findings" in result.stdout + result.stderr
+    # The same check fails on the workflow as it was: tags, credentials persisted.
+    unpinned = re.sub(r"@[0-9a-f]{40} # (v\d+)\.\d+\.\d+", r"@\1", WORKFLOW.read_text())
+    unpinned = re.sub(
+        r"\n        with:\n(          #.*\n)*          persist-credentials: false", "", unpinned
+    )
+    (tmp_path / "unpinned.yml").write_text(unpinned)
+    bad = _zizmor(tmp_path / "unpinned.yml")
+    assert bad.returncode != 0
+    assert "unpinned-uses" in bad.stdout and "artipacked" in bad.stdout
+
+
+def test_workflow_pins_each_action_with_its_tag() -> None:
+    for job in load_workflow()["jobs"].values():
+        for step in job["steps"]:
+            if "uses" in step:
+                assert re.fullmatch(r"actions/[a-z-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+    for line in WORKFLOW.read_text().splitlines():
+        if "uses:" in line:
+            assert re.search(r"@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), line
+
+
+def test_workflow_matches_the_github_workflows_schema(tmp_path: Path) -> None:
+    """The SchemaStore github-workflows schema (vendored in check-jsonschema: no network)."""
+    command = [_linter("check-jsonschema"), "--builtin-schema", "vendor.github-workflows"]
+    good = subprocess.run([*command, str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    assert good.returncode == 0, good.stdout + good.stderr
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("runs-on:", "runs_on:", 1))
+    bad = subprocess.run([*command, str(broken)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0

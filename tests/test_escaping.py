@@ -10,15 +10,17 @@ from markupsafe import escape
 
 from sitegen.model import SEVERITY, Problem, ProblemKind, Severity
 from sitegen.render.cells import problem_badge, status_badge
-from sitegen.render.htmlsafe import esc
+from sitegen.render.htmlsafe import esc, visible_controls
 from sitegen.render.pages import PageRenderer
 from sitegen.render.templates import default_template_dir
 from sitegen.svg import timeline
 
 
 @given(st.text())
-def test_esc_is_byte_for_byte_markupsafe(text: str) -> None:
-    assert esc(text) == str(escape(text))
+def test_esc_is_byte_for_byte_what_the_templates_print(text: str) -> None:
+    # Templates print escape(visible_controls(value)) (Jinja's finalize, then autoescape).
+    assert esc(text) == str(escape(visible_controls(text)))
+    assert not any(ord(c) < 0x20 and c not in "\t\n\x0c\r" for c in esc(text))
 
 
 def test_esc_escapes_quotes_as_the_templates_do() -> None:

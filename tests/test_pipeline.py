@@ -141,7 +141,7 @@ def test_logs_that_cannot_be_opened_are_problems(tmp_path: Path, example_logs: P
     (example_logs / "dangling.eventlog").symlink_to("removed-since.eventlog")
     (example_logs / "loop.eventlog").symlink_to("loop.eventlog")
     os.mkfifo(example_logs / "fifo.eventlog")  # not a regular file: never opened (it would block)
-    (example_logs / "dir.eventlog").mkdir()
+    (example_logs / "dir.eventlog").mkdir()  # never opened either, but reported all the same
     out = tmp_path / "site"
     report = build(BuildOptions(example_logs, out))
     assert report.published == 25
@@ -149,6 +149,8 @@ def test_logs_that_cannot_be_opened_are_problems(tmp_path: Path, example_logs: P
     assert unreadable == {
         "dangling.eventlog": "No such file or directory",
         "loop.eventlog": "Too many levels of symbolic links",
+        "dir.eventlog": "skipped: a directory, not a regular file",
+        "fifo.eventlog": "skipped: a FIFO (named pipe), not a regular file",
     }
     again = build(BuildOptions(example_logs, out))
     assert again.up_to_date and len(again.problems) == len(report.problems)

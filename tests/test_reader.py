@@ -92,7 +92,7 @@ def test_os_error_is_unreadable(tmp_path: Path) -> None:
     path.mkdir()
     read = read_log(path)
     assert read.classification is Classification.UNREADABLE
-    assert read.message == "Is a directory"
+    assert read.message == "a directory, not a regular file"
 
 
 def test_missing_file_is_unreadable(tmp_path: Path) -> None:

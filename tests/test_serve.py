@@ -320,3 +320,26 @@ def test_slow_looks_are_spaced_out(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert 1 <= len(looks) <= 2
     for (began, ended), (next_began, _) in itertools.pairwise(looks):
         assert next_began - began >= serve_module.WATCH_BUDGET * (ended - began)
+
+
+def test_serve_keeps_the_site_when_the_log_dir_empties(tmp_path: Path) -> None:
+    """An emptied log dir (an unmounted volume) is refused; serve says why and keeps serving."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "kept.eventlog", job_lines("kept"))
+    options = BuildOptions(logs, tmp_path / "site", workers=1)
+    urls: list[str] = []
+    errors: list[str] = []
+
+    def on_build(report: object | None, error: str | None) -> None:
+        if error is not None:
+            errors.append(error)
+
+    with serving_in_process(options, lambda: build(options), on_build, ready=urls.append):
+        wait_until(lambda: bool(urls))
+        port = int(urls[0].split(":")[-1].split("/")[0])
+        (logs / "kept.eventlog").unlink()
+        wait_until(lambda: bool(errors))
+        assert "pass --allow-empty to publish an empty site" in errors[0]
+        assert "--allow-empty" in str(generation(port)["error"])
+        assert job_ids(port) == ["kept"]

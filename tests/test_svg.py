@@ -238,3 +238,82 @@ def test_drawing_leaves_the_cached_graph_as_parsed() -> None:
         dag.operator_graph(stage, "ops")
     assert graph == pristine
     assert dotgraph.parse(BALLISTA_DOT) is graph
+
+
+def _dense_stage_dot(clusters: int, edges: int) -> str:
+    """A DOT with one operator per stage and ``edges`` stage-to-stage links (a dense DAG)."""
+    lines = ["digraph G {"]
+    for n in range(clusters):
+        lines.append(f'subgraph cluster{n} {{ label = "Stage {n + 1} [Successful]";')
+        lines.append(f'stage_{n + 1}_0 [shape=box, label="ShuffleWriter"] }}')
+    pairs = itertools.islice(
+        (
+            (a, b)
+            for span in range(1, clusters)
+            for a in range(1, clusters + 1 - span)
+            for b in (a + span,)
+        ),
+        edges,
+    )
+    lines += [f"stage_{a}_0 -> stage_{b}_0" for a, b in pairs]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def test_dense_stage_dag_is_simplified_and_says_so() -> None:
+    """The issue's 299 clusters and about 12,800 edges: capped work, a note under the picture."""
+    graph = dotgraph.parse(_dense_stage_dot(299, 12_800))
+    assert len(graph.stage_edges()) == 12_800
+    svg = dag.stage_dag(graph, {}, "dense")
+    ET.fromstring(svg)
+    assert dag.SIMPLIFIED in svg
+    assert svg.count('class="dag-edge"') == 12_800  # every edge is still drawn
+
+
+def test_long_chain_of_1000_stages_is_not_simplified() -> None:
+    boxes = [Box(str(n), 120, 60) for n in range(1000)]
+    tree = [(str(n // 2), str(n)) for n in range(1, 1000)]
+    layout = layered(boxes, tree)
+    assert not layout.simplified
+    assert len(layout.routes) == 999
+
+
+@st.composite
+def small_dags(draw: st.DrawFn) -> tuple[list[Box], list[tuple[str, str]]]:
+    """Healthy stage DAGs: up to 40 stages and 80 edges (at most 3,040 long-edge dummies)."""
+    n = draw(st.integers(2, 40))
+    pairs = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+    edges = draw(st.lists(pairs, max_size=80))
+    return [Box(str(k), 100, 40) for k in range(n)], [(str(a), str(b)) for a, b in edges]
+
+
+@given(small_dags())
+def test_healthy_dags_are_never_simplified(
+    dag_input: tuple[list[Box], list[tuple[str, str]]],
+) -> None:
+    boxes, edges = dag_input
+    assert not layered(boxes, edges).simplified
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=30),
+    st.permutations(list(range(7))),
+    st.permutations(list(range(7))),
+)
+def test_crossing_count_matches_the_pairwise_definition(
+    edges: list[tuple[int, int]], upper_order: list[int], lower_order: list[int]
+) -> None:
+    from sitegen.svg.layered import _crossings
+
+    upper = [f"u{k}" for k in upper_order]
+    lower = [f"l{k}" for k in lower_order]
+    down: dict[str, list[str]] = {k: [] for k in upper}
+    for a, b in dict.fromkeys(edges):
+        down[f"u{a}"].append(f"l{b}")
+    pos_u = {k: i for i, k in enumerate(upper)}
+    pos_l = {k: i for i, k in enumerate(lower)}
+    pairs = [(pos_u[a], pos_l[b]) for a in upper for b in down[a]]
+    expected = sum(
+        1 for (a, b), (c, d) in itertools.combinations(pairs, 2) if (a - c) * (b - d) < 0
+    )
+    assert _crossings(upper, lower, down) == expected

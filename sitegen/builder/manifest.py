@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from sitegen import __version__
+from sitegen.eventlog.filekind import open_regular
 from sitegen.layout import MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 
@@ -62,7 +63,7 @@ def log_digest(path: Path, held: bytes | None = None) -> str:
     if held is not None:
         return hashlib.sha256(held).hexdigest()
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:  # a dangling symlink, or a log removed since it was listed: the reader
         return ""  # says why, and a log that can be read again no longer matches ""
@@ -88,6 +89,28 @@ def fingerprint(options: Any, template_dirs: list[Path], ignore: frozenset[str])
         if isinstance(value, Path) and value.is_dir():
             _hash_tree(h, value)
     return h.hexdigest()
+
+
+class _BuiltLog(msgspec.Struct):
+    """Of a log entry, only whether it published a job (any manifest format has that)."""
+
+    published: bool = False
+
+
+class _BuiltSite(msgspec.Struct):
+    """Of a manifest, only which logs the site was built from."""
+
+    logs: dict[str, _BuiltLog] = msgspec.field(default_factory=dict)
+
+
+def built_from(output: Path) -> dict[str, bool] | None:
+    """Return the logs the site at ``output`` was built from (key: published?); None: no site."""
+    # Read loosely: a site written by another sitegen version still names its logs.
+    try:
+        site = msgspec.json.decode((output / MANIFEST_NAME).read_bytes(), type=_BuiltSite)
+    except (OSError, msgspec.DecodeError):
+        return None
+    return {key: entry.published for key, entry in site.logs.items()}
 
 
 def load(output: Path) -> Manifest | None:

@@ -20,7 +20,7 @@ from sitegen.diagnose.recurring import RunContext
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.discover import LogFile
 from sitegen.eventlog.rawlog import gzip_chunks, hold
-from sitegen.eventlog.reader import LogRead, read_log
+from sitegen.eventlog.reader import LogRead, read_log, refused
 from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir
 from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
 from sitegen.publish.writer import SiteWriter
@@ -132,14 +132,15 @@ def process_log(
 
     ``context`` is what the reduce step knows of the other runs of the job's name.
     """
-    held = hold(log.path, log.size)
-    read = read_log(log.path, held)
+    """Map step: read one log and write that job's files; say whether they went to ``part``."""
+    held = None if log.skip else hold(log.path, log.size)
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held)
     verdict = judge(log, read)
     outcome = LogOutcome(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256=manifest.log_digest(log.path, held),
+        sha256="" if log.skip else manifest.log_digest(log.path, held),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
@@ -157,7 +158,7 @@ def process_log(
         raw = gzip_chunks(log.path, held)
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)
     held = None  # the pages need only what was read from it
-    note = read_note(pages.notes_dirs, job_id)
+    note = read_note(pages.notes_dirs, job_id, pages.follow_links)
     outcome.note_sha256 = note.sha256 if note else ""
     found = note.as_problem(job_id) if note else None
     if found is not None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitegen.eventlog.filekind import open_regular, skip_reason
 from sitegen.model import Problem, ProblemKind
 
 NOTES_DIR = "notes"
@@ -49,16 +50,27 @@ def note_path(dirs: Sequence[Path], job_id: str) -> Path | None:
     return None
 
 
-def read_note(dirs: Sequence[Path], job_id: str) -> Note | None:
+def read_note(dirs: Sequence[Path], job_id: str, follow_links: bool = False) -> Note | None:
     """Read a job's note once: the text the page shows and the digest the manifest keeps."""
     path = note_path(dirs, job_id)
-    return None if path is None else _load(path)
+    return None if path is None else _load(path, follow_links)
 
 
-def _load(path: Path) -> Note:
-    """Read one note file; a note that cannot be read says why in ``problem``."""
+def _load(path: Path, follow_links: bool) -> Note:
+    """Read one note file; a note that is not read says why in ``problem``.
+
+    The rule of ``filekind`` for logs: a regular file, or a link to one inside the note's
+    event-log dir (a note linked to ``/etc/hostname`` is never rendered) unless
+    ``--follow-links``; a FIFO or a device is never opened.
+    """
+    skipped = skip_reason(
+        str(path), path.is_symlink(), [os.path.realpath(path.parent.parent)], follow_links
+    )
+    if skipped is not None:
+        return Note("", f"unreadable: {skipped}", path, skipped)
     try:
-        data = path.read_bytes()
+        with open_regular(path) as f:
+            data = f.read()
         text = data.decode("utf-8")
     except OSError as exc:
         reason = f"cannot read the note: {exc.strerror or exc}"
@@ -72,8 +84,9 @@ def _load(path: Path) -> Note:
 class NoteIndex:
     """Every note file of a build, listed once: which jobs' notes changed since the last one."""
 
-    def __init__(self, dirs: Sequence[Path]) -> None:
+    def __init__(self, dirs: Sequence[Path], follow_links: bool = False) -> None:
         self.dirs = list(dirs)
+        self.follow_links = follow_links
         # Listing each directory once costs less than a stat per job (100,000 of them).
         # Whatever is named <job_id>.md counts, a directory or a dangling link too: it is
         # reported as unreadable rather than passed over.
@@ -85,4 +98,4 @@ class NoteIndex:
     def digest(self, job_id: str) -> str:
         """Return the digest of a job's note now (its reason, if unreadable); "" when none."""
         path = self.paths.get(job_id)
-        return _load(path).sha256 if path is not None else ""
+        return _load(path, self.follow_links).sha256 if path is not None else ""

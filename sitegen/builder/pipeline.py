@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import __version__
-from sitegen.builder import gcpause, manifest
+from sitegen.builder import gcpause, guard, manifest
 from sitegen.builder.manifest import LogEntry, LogOutcome, Manifest
 from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age, retained
@@ -55,6 +55,10 @@ class BuildOptions:
     max_age: str | None = None
     # Publish each job's original log, gzip-compressed, beside its pages.
     raw_logs: bool = True
+    # Let log dirs without any log replace a site that has jobs (see builder/guard.py).
+    allow_empty: bool = False
+    # Read logs and notes linked to files outside the log dirs (see eventlog/filekind.py).
+    follow_links: bool = False
 
     def __post_init__(self) -> None:
         """Accept one directory where a tuple of them is meant."""
@@ -77,7 +81,17 @@ class BuildOptions:
 # Options that change how a build runs, or which jobs are listed, but not a byte of
 # any job's own files: changing them does not force every job to be rebuilt.
 RUN_OPTIONS = frozenset(
-    {"log_dirs", "output", "strict", "workers", "clean", "archive", "max_jobs", "max_age"}
+    {
+        "log_dirs",
+        "output",
+        "strict",
+        "workers",
+        "clean",
+        "archive",
+        "max_jobs",
+        "max_age",
+        "allow_empty",
+    }
 )
 
 
@@ -217,9 +231,10 @@ def _build(
         )
 
         check_archive_path(options.archive, options.output, options.dirs)
-    logs = discover_all(options.dirs)
+    logs = discover_all(options.dirs, options.follow_links)
+    guard.before_build(options, logs)
     stamp = build_timestamp()
-    notes = NoteIndex(notes_dirs(options.dirs))
+    notes = NoteIndex(notes_dirs(options.dirs), options.follow_links)
     sources = template_sources(options.templates_dir)
     fingerprint = manifest.fingerprint(options, sources, RUN_OPTIONS)
     # The manifest lives until the build ends: the collector need not scan its lists and
@@ -269,6 +284,7 @@ def _build(
         notes_dirs=notes.dirs,
         raw_logs=options.raw_logs,
         cache_key=fingerprint,
+        follow_links=options.follow_links,
     )
     pages.warm()
     publication = Publication(options.output)

@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from sitegen.errors import UsageError
+from sitegen.eventlog.filekind import skip_reason
 
 # Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
 # Operators and CI compress finished logs; those are streamed, never unpacked (reader.open_log).
@@ -30,6 +31,8 @@ class LogFile(msgspec.Struct, frozen=True, gc=False):
     # How reports and the manifest name the log: the file name, prefixed with its
     # directory's name when several event-log dirs are read.
     key: str = ""
+    # Why the log is not read at all (a FIFO, a link out of the log dirs: see filekind).
+    skip: str = ""
 
     @property
     def path(self) -> Path:
@@ -55,10 +58,11 @@ def check_log_dir(log_dir: Path) -> None:
         raise UsageError("event-log dir is not readable", log_dir)
 
 
-def discover_all(log_dirs: Sequence[Path]) -> list[LogFile]:
+def discover_all(log_dirs: Sequence[Path], follow_links: bool = False) -> list[LogFile]:
     """List the logs of every dir in order; with several dirs, keys name the dir too."""
+    roots = [os.path.realpath(d) for d in log_dirs]
     if len(log_dirs) == 1:
-        return discover(log_dirs[0])
+        return discover(log_dirs[0], roots, follow_links)
     found = []
     labels: set[str] = set()
     for n, log_dir in enumerate(log_dirs):
@@ -67,19 +71,31 @@ def discover_all(log_dirs: Sequence[Path]) -> list[LogFile]:
             label = f"{label}#{n + 1}"
         labels.add(label)
         found += [
-            msgspec.structs.replace(log, key=f"{label}/{log.key}") for log in discover(log_dir)
+            msgspec.structs.replace(log, key=f"{label}/{log.key}")
+            for log in discover(log_dir, roots, follow_links)
         ]
     return found
 
 
-def discover(log_dir: Path) -> list[LogFile]:
-    """List every log in ``log_dir``, sorted by name so builds are deterministic."""
+def discover(
+    log_dir: Path, roots: Sequence[str] | None = None, follow_links: bool = False
+) -> list[LogFile]:
+    """List every log in ``log_dir``, sorted by name so builds are deterministic.
+
+    ``roots``: the real paths of every event-log dir, which links may lead into
+    (default: ``log_dir`` alone). What is not read is listed with its ``skip`` reason.
+    """
     check_log_dir(log_dir)
+    if roots is None:
+        roots = [os.path.realpath(log_dir)]
     try:
         with os.scandir(log_dir) as entries:
-            names = sorted(entry.name for entry in entries)
+            # Whether an entry is a link comes with the listing: no extra call per log.
+            listed = [(entry.name, entry.is_symlink()) for entry in entries]
     except OSError as exc:
         raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
+    names = sorted(name for name, _ in listed)
+    links = {name for name, link in listed if link}
     # Text paths and one stat() each: a directory of 100,000 logs is listed on every
     # build, also when nothing changed, and Path objects per file cost more than the stats.
     prefix = f"{os.fspath(log_dir)}/"
@@ -88,15 +104,18 @@ def discover(log_dir: Path) -> list[LogFile]:
         parsed = split_name(name)
         if parsed is None:
             continue
+        skip = ""
         try:
             st = os.stat(prefix + name)
         except OSError:
             size = mtime_ns = 0  # listed all the same: reading it reports why it is unreadable
         else:
-            if not stat.S_ISREG(st.st_mode):
-                continue
             size, mtime_ns = st.st_size, st.st_mtime_ns
-        found.append(LogFile(log_dir, name, parsed[0], parsed[1], size, mtime_ns, name))
+            if name in links or not stat.S_ISREG(st.st_mode):
+                skip = skip_reason(prefix + name, name in links, roots, follow_links) or ""
+                if skip:
+                    size = mtime_ns = 0  # a FIFO's or device's numbers mean nothing
+        found.append(LogFile(log_dir, name, parsed[0], parsed[1], size, mtime_ns, name, skip))
     return found
 
 

@@ -9,6 +9,7 @@ from typing import IO
 from isal import isal_zlib
 
 from sitegen.eventlog import compression
+from sitegen.eventlog.filekind import open_regular
 from sitegen.eventlog.reader import open_log
 
 CHUNK = 1 << 20
@@ -27,7 +28,8 @@ def hold(path: Path, size: int) -> bytes | None:
     if size > HOLD_LIMIT or compression.compression_of(path) is not None:
         return None
     try:
-        return path.read_bytes()
+        with open_regular(path) as f:
+            return f.read()
     except OSError:
         return None  # the reader opens it again and says why it cannot
 
@@ -61,7 +63,7 @@ def gzip_chunks(path: Path, held: bytes | None = None) -> Iterator[bytes]:
     depend only on the log's.
     """
     if held is None and compression.compression_of(path) == "gzip":
-        with path.open("rb") as raw:
+        with open_regular(path) as raw:
             while chunk := raw.read(CHUNK):
                 yield chunk
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import IO, Any
 import msgspec
 
 from sitegen.eventlog import compression, schema
+from sitegen.eventlog.filekind import open_regular
 from sitegen.model import Classification
 
 
@@ -41,10 +43,18 @@ READ_BUFFER = 1 << 20
 
 def open_log(path: Path) -> IO[bytes]:
     """Open a log for binary streaming, decompressing ``.gz`` and ``.zst`` on the fly."""
+    # Only regular files: a FIFO or device put in a log's place must not block the build.
+    raw = open_regular(path)
     kind = compression.compression_of(path)
     if kind is None:
-        return path.open("rb", buffering=READ_BUFFER)
+        return io.BufferedReader(raw.detach(), READ_BUFFER)
+    raw.close()
     return compression.open_compressed(path, kind)
+
+
+def refused(path: Path, why: str) -> LogRead:
+    """Return what a log that is not read at all amounts to (see ``filekind``): unreadable."""
+    return LogRead(path=path, classification=Classification.UNREADABLE, message=why)
 
 
 def _is_binary(line: bytes) -> bool:
@@ -108,7 +118,9 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
                         return result
                 try:
                     env = decode_envelope(line)
-                except msgspec.DecodeError:
+                except msgspec.DecodeError as exc:
+                    if _damaged_job_end(line):
+                        return _malformed(result, f"damaged JobEnd record: {exc}", lineno)
                     if line.strip():
                         _skip(result, line, lineno)
                     continue
@@ -116,6 +128,10 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
                 if _take(result, env, line, lineno):
                     _check_rest(stream, path)
                     return result
+    except RecursionError:
+        # msgspec recurses once per nesting level: a record nested thousands of levels deep
+        # exhausts the stack. No Ballista record nests that deep; the line is damage.
+        return _malformed(result, "a record is nested too deeply to decode", lineno)
     except compression.DAMAGE_ERRORS as exc:
         # Checked before OSError: a bad gzip header is an OSError too, but it is damage.
         return _damaged(result, compression.damage_message(exc), lineno + 1)
@@ -140,6 +156,24 @@ def _check_rest(stream: IO[bytes], path: Path) -> None:
     if compression.compression_of(path) is not None:
         while stream.read(compression.CHUNK):
             pass
+
+
+_JOB_END_KIND = re.compile(rb'"ev"\s*:\s*"JobEnd"')
+
+
+def _damaged_job_end(line: bytes) -> bool:
+    """Tell whether an undecodable line is a whole JobEnd record that got damaged."""
+    # A last line without its newline is a JobEnd still being written (the log is running);
+    # a whole line that names itself JobEnd but does not decode (a flipped byte, NaN, a lone
+    # surrogate) would otherwise leave the job silently unpublished, as if still running.
+    return line.endswith(b"\n") and b"JobEnd" in line and _JOB_END_KIND.search(line) is not None
+
+
+def _malformed(result: LogRead, message: str, line: int) -> LogRead:
+    """Classify a log with a damaged record that decides it: nothing from it is served."""
+    _damaged(result, message, line)
+    result.classification = Classification.MALFORMED
+    return result
 
 
 def _damaged(result: LogRead, message: str, line: int) -> LogRead:

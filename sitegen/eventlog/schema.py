@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -10,12 +10,17 @@ import msgspec
 # higher one is reported as "newer", never guessed at.
 SCHEMA_VERSION = 1
 
+# Every number a log gives is a signed 64-bit integer in Ballista. A bigger one is damage: it
+# fails to decode here (the log is malformed, with its line) instead of failing the build later,
+# where JSON encoders and date arithmetic cannot take it.
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
 
 class Envelope(msgspec.Struct):
     """Every line: the record kind, its schema version and the undecoded payload."""
 
     ev: str
-    version: int
+    version: Int64
     data: msgspec.Raw
 
 
@@ -24,8 +29,8 @@ class JobStart(msgspec.Struct):
 
     job_id: str
     job_name: str = ""
-    queued_at: int = 0
-    submitted_at: int = 0
+    queued_at: Int64 = 0
+    submitted_at: Int64 = 0
     logical_plan: str | None = None
     physical_plan: str | None = None
     scheduler_id: str | None = None
@@ -34,14 +39,14 @@ class JobStart(msgspec.Struct):
 class StageStart(msgspec.Struct):
     """A stage was submitted."""
 
-    stage_id: int
-    partitions: int = 0
+    stage_id: Int64
+    partitions: Int64 = 0
 
 
 class StageEnd(msgspec.Struct):
     """A stage reached a terminal status."""
 
-    stage_id: int
+    stage_id: Int64
     status: str = ""
 
 
@@ -52,14 +57,14 @@ class TaskEnd(msgspec.Struct, gc=False):
     times and numbers per task, and a log holds one TaskEnd per attempt (800,000 in a big one).
     """
 
-    stage_id: int
-    task_id: int
+    stage_id: Int64
+    task_id: Int64
     executor_id: str
     # "Running" | "Successful" | {"Failed": {"reason": ..., "error": ...}}; kept loose
     # because later Ballista versions add fields to the Failed variant.
     status: Any
-    start_exec_time: int = 0
-    end_exec_time: int = 0
+    start_exec_time: Int64 = 0
+    end_exec_time: Int64 = 0
 
 
 class TaskEndRecord(msgspec.Struct, gc=False):
@@ -70,7 +75,7 @@ class TaskEndRecord(msgspec.Struct, gc=False):
     """
 
     ev: str
-    version: int
+    version: Int64
     data: TaskEnd
 
 
@@ -81,20 +86,20 @@ class JobIndex(msgspec.Struct):
     job_name: str
     status: str
     job_status: str
-    start_time: int
-    end_time: int
-    num_stages: int
-    completed_stages: int
-    percent_complete: int
+    start_time: Int64
+    end_time: Int64
+    num_stages: Int64
+    completed_stages: Int64
+    percent_complete: Int64
 
 
 class JobEnd(msgspec.Struct):
     """Terminal record: the finished REST responses, relayed byte for byte."""
 
     status: Any
-    queued_at: int
-    started_at: int
-    completed_at: int
+    queued_at: Int64
+    started_at: Int64
+    completed_at: Int64
     index: JobIndex
     job: msgspec.Raw
     stages: msgspec.Raw
@@ -109,18 +114,18 @@ class JobListEntry(msgspec.Struct, gc=False):
     job_name: str
     job_status: str
     status: str
-    num_stages: int
-    completed_stages: int
-    percent_complete: int
-    start_time: int
-    end_time: int
+    num_stages: Int64
+    completed_stages: Int64
+    percent_complete: Int64
+    start_time: Int64
+    end_time: Int64
 
 
 class JobEndRecord(msgspec.Struct):
     """A whole JobEnd line, decoded in one pass: its payloads are half the log's bytes."""
 
     ev: str
-    version: int
+    version: Int64
     data: JobEnd
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -32,7 +33,8 @@ def rows(value: int | None) -> str:
 
 def duration(ms: float | None) -> str:
     """Return ``350 ms``, ``1.2 s``, ``3 min 5 s`` or ``2 h 7 min``."""
-    if ms is None or ms < 0:
+    # "not ms >= 0" is also true for NaN; infinity has no whole seconds to show.
+    if ms is None or not ms >= 0 or math.isinf(ms):
         return NONE
     if ms < 1000:
         return f"{ms:.0f} ms"
@@ -52,7 +54,9 @@ def compute_ms(text: str | None) -> float | None:
     found = _COMPUTE.match(text)
     if found is None:
         return None
-    return float(found.group(1)) * _TO_MS[found.group(2) or "ms"]
+    ms = float(found.group(1)) * _TO_MS[found.group(2) or "ms"]
+    # A 310-digit number parses to infinity: not a duration (compute_time shows the text).
+    return ms if math.isfinite(ms) else None
 
 
 def compute_time(text: str | None) -> str:
@@ -131,6 +135,19 @@ def timestamps(ms: int) -> tuple[str, str]:
         prefix = _DAYS[second // 86_400] + _second_of_day(second)
         return prefix + MILLIS[milli], prefix[:-1] + "Z"
     return timestamp_ms(ms), timestamp(ms)
+
+
+# A plan longer than this is cut on its page (a 200 MB plan on a page helps nobody); the
+# /api responses always carry it whole.
+MAX_PAGE_TEXT = 200_000
+
+
+def page_text(text: str | None) -> str:
+    """Return ``text`` as a page shows it: cut after MAX_PAGE_TEXT characters, saying so."""
+    if text is None or len(text) <= MAX_PAGE_TEXT:
+        return text or ""
+    rest = len(text) - MAX_PAGE_TEXT
+    return f"{text[:MAX_PAGE_TEXT]}\n… cut here: {rest:,} more characters (the API has it all)"
 
 
 def percent(part: int, whole: int) -> str:

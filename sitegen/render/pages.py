@@ -93,6 +93,7 @@ class PageRenderer:
         notes_dirs: Sequence[Path] = (),
         raw_logs: bool = True,
         cache_key: str = "",
+        follow_links: bool = False,
     ) -> None:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
@@ -100,6 +101,8 @@ class PageRenderer:
         self.base_url = base_url
         self.notes_dirs = list(notes_dirs)
         self.raw_logs = raw_logs
+        # Notes linked out of the log dirs are read only then (see builder/notes.py).
+        self.follow_links = follow_links
         # Says which templates these are (the build fingerprint): environments are shared
         # per process under it, so a changed template (sitegen serve) is never served stale.
         self.cache_key = cache_key
@@ -144,6 +147,7 @@ class PageRenderer:
             timestamp=formatting.timestamp,
             timestamp_ms=formatting.timestamp_ms,
             compute_time=formatting.compute_time,
+            page_text=formatting.page_text,
             filesize=formatting.filesize,
             status_class=status_class,
             lane_id=urls.lane_anchor,

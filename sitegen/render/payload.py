@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from sitegen.eventlog.schema import Int64
+
 PERCENTILE_KEYS = ("min", "p25", "median", "p75", "max")
 
 
@@ -24,21 +26,27 @@ def decode(raw: bytes | msgspec.Raw) -> Any:
         return None
 
 
+# Ballista's numbers are signed 64-bit; a bigger one in a payload is damage, shown as missing
+# (a 400-digit duration cannot be drawn or formatted: found by benchmarks/robustness.py).
+_MIN_INT, _MAX_INT = -(2**63), 2**63 - 1
+
+
 def as_int(value: Any) -> int | None:
     """Return ``value`` as an int when it plainly is one (int, float, numeric string)."""
     if type(value) is int:
-        return value
+        return value if _MIN_INT <= value <= _MAX_INT else None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return int(value) if _MIN_INT <= value <= _MAX_INT else None
     if isinstance(value, float) and value == value and abs(value) < 2**63:
         return int(value)
     if isinstance(value, str):
         try:
-            return int(value.strip())
+            number = int(value.strip())
         except ValueError:
             return None
+        return number if _MIN_INT <= number <= _MAX_INT else None
     return None
 
 
@@ -91,11 +99,11 @@ def task_statuses(values: Iterable[Any]) -> list[TaskStatus]:
 class Percentiles(msgspec.Struct, frozen=True, gc=False):
     """min / p25 / median / p75 / max of a per-task quantity."""
 
-    min: int | None = None
-    p25: int | None = None
-    median: int | None = None
-    p75: int | None = None
-    max: int | None = None
+    min: Int64 | None = None
+    p25: Int64 | None = None
+    median: Int64 | None = None
+    p75: Int64 | None = None
+    max: Int64 | None = None
 
     @property
     def values(self) -> tuple[int | None, ...]:
@@ -117,15 +125,15 @@ class TaskSummary(msgspec.Struct, frozen=True, gc=False):
     decoding (a stage may list 800,000 tasks), and stay in the ``/api`` file's bytes.
     """
 
-    id: int | None = None
+    id: Int64 | None = None
     status: Any = None
-    partition_id: int | list[int] | None = None
-    launch_time: int | None = None
-    start_exec_time: int | None = None
-    end_exec_time: int | None = None
-    exec_duration: int | None = None
-    input_rows: int | None = None
-    output_rows: int | None = None
+    partition_id: Int64 | list[Int64] | None = None
+    launch_time: Int64 | None = None
+    start_exec_time: Int64 | None = None
+    end_exec_time: Int64 | None = None
+    exec_duration: Int64 | None = None
+    input_rows: Int64 | None = None
+    output_rows: Int64 | None = None
 
     @property
     def state(self) -> TaskStatus:
@@ -168,8 +176,8 @@ class Stage(msgspec.Struct):
 
     stage_id: str = ""
     stage_status: str = "Unknown"
-    input_rows: int | None = None
-    output_rows: int | None = None
+    input_rows: Int64 | None = None
+    output_rows: Int64 | None = None
     elapsed_compute: str | None = None
     stage_plan: str | None = None
     task_duration_percentiles: Percentiles | None = None

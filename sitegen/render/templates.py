@@ -39,6 +39,7 @@ def environment(override: Path | None = None) -> jinja2.Environment:
     import jinja2  # here, not at the top: a build with nothing to do never renders
 
     from sitegen import __version__
+    from sitegen.render.htmlsafe import finalize
 
     search = [str(override)] if override else []
     search.append(str(default_template_dir()))
@@ -49,8 +50,14 @@ def environment(override: Path | None = None) -> jinja2.Environment:
         # Compiling the templates costs a third of an incremental build; Jinja keeps the
         # compiled code per template file and source checksum in its private per-user temp
         # directory. The version in the name: a new sitegen may compile with other settings.
-        bytecode_cache=jinja2.FileSystemBytecodeCache(pattern=f"sitegen-{__version__}-%s.cache"),
+        # "-fin": compiled with ``finalize``, which changes the code (a cache of code compiled
+        # without it would print control characters raw).
+        bytecode_cache=jinja2.FileSystemBytecodeCache(
+            pattern=f"sitegen-{__version__}-fin-%s.cache"
+        ),
         autoescape=True,
+        # Control characters from a log or a note become visible stand-ins in every page.
+        finalize=finalize,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -46,9 +46,20 @@ def _flow_order(stage: StageGraph) -> list[str]:
     return order + [k for k in stage.operators if k not in placed]
 
 
+# Said under a picture whose layout hit a cap (see layered.MAX_DUMMIES): bounded time first.
+SIMPLIFIED = "Picture simplified: too many edges to route each one round the boxes."
+
+
 def _svg(layout: Layout, label: str, body: list[str], css_class: str, role: str) -> str:
     """Wrap drawn parts into a scalable ``<svg>`` element."""
     width, height = num(layout.width), num(layout.height)
+    if layout.simplified:
+        body = [
+            *body,
+            f'<text class="dag-note" x="4" y="{num(layout.height + LINE)}">{SIMPLIFIED}</text>',
+        ]
+        width = num(max(layout.width, len(SIMPLIFIED) * SANS_CHAR + 8))
+        height = num(layout.height + LINE + PAD)
     return (
         f'<svg class="{css_class}" viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" role="{role}" aria-label="{esc(label)}" '

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 
 Point = tuple[float, float]
 
+# A picture must cost bounded time whatever the log says. Past these sizes the layout is
+# simplified (``Layout.simplified``) and the page says so:
+# long edges cross this many layers in all: drawn straight instead of routed round nodes;
+MAX_DUMMIES = 5_000
+# edge segments between adjacent layers: the ordering sweeps (which cut crossings) skipped.
+MAX_ORDERED_SEGMENTS = 20_000
+
 
 @dataclass(frozen=True)
 class Box:
@@ -56,6 +63,8 @@ class Layout:
     routes: list[Route] = field(default_factory=list)
     width: float = 0.0
     height: float = 0.0
+    # True when a cap above was hit: the picture is still complete, but drawn more simply.
+    simplified: bool = False
 
 
 def _acyclic(keys: list[str], edges: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
@@ -125,12 +134,24 @@ def _layers(keys: list[str], edges: list[tuple[str, str, bool]]) -> dict[str, in
 
 
 def _crossings(upper: list[str], lower: list[str], down: dict[str, list[str]]) -> int:
-    """Count edge crossings between two adjacent layers."""
+    """Count edge crossings between two adjacent layers (inversions, in O(E log V))."""
     pos = {k: i for i, k in enumerate(lower)}
-    pairs = [(i, pos[t]) for i, k in enumerate(upper) for t in down[k] if t in pos]
-    return sum(
-        1 for n, (a, b) in enumerate(pairs) for c, d in pairs[n + 1 :] if (a - c) * (b - d) < 0
-    )
+    # Edges sorted by upper end, then lower end: each crossing is a later edge whose lower
+    # end lies strictly left of an earlier one's. A Fenwick tree counts them.
+    ends = [e for k in upper for e in sorted(pos[t] for t in down[k] if t in pos)]
+    tree = [0] * (len(lower) + 1)
+    count = 0
+    for seen, end in enumerate(ends):
+        i, not_right = end + 1, 0
+        while i > 0:  # how many earlier edges end at or left of this one
+            not_right += tree[i]
+            i -= i & -i
+        count += seen - not_right
+        i = end + 1
+        while i <= len(lower):
+            tree[i] += 1
+            i += i & -i
+    return count
 
 
 def _isotonic(targets: list[float], gaps: list[float]) -> list[float]:
@@ -163,6 +184,8 @@ class _Graph:
     down: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     up: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     chains: list[tuple[str, str, bool, list[str]]] = field(default_factory=list)
+    # True when a cap (MAX_DUMMIES, MAX_ORDERED_SEGMENTS) was hit: drawn more simply.
+    simplified: bool = False
 
 
 def _with_dummies(
@@ -171,9 +194,11 @@ def _with_dummies(
     """Return the graph with one zero-width dummy per layer a long edge crosses."""
     # Long edges get one zero-width dummy per layer they cross, so they route around nodes.
     graph = _Graph(layer=layer, widths={k: b.width for k, b in size.items()})
+    dummies = sum(max(0, layer[b] - layer[a] - 1) for a, b, _ in dag)
+    graph.simplified = dummies > MAX_DUMMIES
     for n, (a, b, flipped) in enumerate(dag):
         chain = [a]
-        for step in range(layer[a] + 1, layer[b]):
+        for step in range(layer[a] + 1, layer[a] + 1 if graph.simplified else layer[b]):
             dummy = f"\0{n}.{step}"
             layer[dummy] = step
             graph.widths[dummy] = 0.0
@@ -203,8 +228,10 @@ def _order(rows: list[list[str]], graph: _Graph, sweeps: int) -> list[list[str]]
     def total_crossings() -> int:
         return sum(_crossings(rows[i], rows[i + 1], down) for i in range(depth - 1))
 
+    if sum(map(len, down.values())) > MAX_ORDERED_SEGMENTS:
+        sweeps, graph.simplified = 0, True
     best = [list(r) for r in rows]
-    best_score = total_crossings()
+    best_score = total_crossings() if sweeps else 0
     for sweep in range(sweeps):
         if best_score == 0:
             break  # no sweep can beat no crossings, and only a better one is kept
@@ -287,7 +314,7 @@ def _place(
     for h in heights:
         tops.append(cursor)
         cursor += h + rank_gap
-    layout = Layout(height=max(cursor - rank_gap + margin, 0.0))
+    layout = Layout(height=max(cursor - rank_gap + margin, 0.0), simplified=graph.simplified)
     right = 0.0
     for key, box in size.items():
         top = tops[layer[key]] + (heights[layer[key]] - box.height) / 2
