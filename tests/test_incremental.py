@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,8 +10,11 @@ from sitegen.builder import manifest
 from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import JobSpec, generate_job
+from sitegen.layout import MANIFEST_NAME
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
+
+STATE = MANIFEST_NAME
 
 
 def assert_same_as_clean(logs: Path, incremental: Path, tmp_path: Path, name: str) -> None:
@@ -125,28 +128,57 @@ def test_clean_and_changed_options_rebuild_everything(tmp_path: Path, example_lo
     assert report.rebuilt == report.logs == 14
 
 
-def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -> None:
+def _corrupt(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page: SQLite cannot read its tables
+    path.write_bytes(bytes(data))
+
+
+def _truncate(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.truncate(path.stat().st_size // 2)
+
+
+def _garbage(path: Path) -> None:
+    path.write_text("{not a database")
+
+
+DAMAGES: list[Callable[[Path], None]] = [_corrupt, _truncate, _garbage, Path.unlink]
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.__name__)
+def test_damaged_or_missing_state_means_full_build(
+    tmp_path: Path, example_logs: Path, damage: Callable[[Path], None]
+) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
-    (site / ".sitegen-manifest.json").write_text("{not json")
+    add(example_logs)  # what the damaged state would have got wrong, had it been trusted
+    damage(site / STATE)
     report = build(BuildOptions(example_logs, site))
-    assert report.rebuilt == 14
+    assert report.rebuilt == report.logs == 15
     assert_same_as_clean(example_logs, site, tmp_path, "damaged")
+    assert build(BuildOptions(example_logs, site)).up_to_date
 
 
-def test_manifest_of_another_layout_means_full_build(tmp_path: Path, example_logs: Path) -> None:
+def test_state_of_another_layout_means_full_build(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
-    path = site / ".sitegen-manifest.json"
-    record = json.loads(path.read_bytes())
-    assert record["format"] == manifest.FORMAT
-    del record["format"]  # as a sitegen of the same version wrote it before the field existed
-    path.write_text(json.dumps(record))
-    assert build(BuildOptions(example_logs, site)).rebuilt == 14
-    record["format"] = manifest.FORMAT + 1
-    path.write_text(json.dumps(record))
+    with sqlite3.connect(site / STATE) as db:
+        (value,) = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+        assert value == str(manifest.FORMAT)
+        db.execute("UPDATE meta SET value = ? WHERE name = 'format'", (str(manifest.FORMAT + 1),))
+    db.close()
     assert build(BuildOptions(example_logs, site)).rebuilt == 14
     assert build(BuildOptions(example_logs, site)).up_to_date
+
+
+def test_site_of_the_json_manifest_is_replaced(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / ".sitegen-manifest.json").write_text("{}")  # as sitegen before the state wrote
+    (site / "index.html").write_text("old")
+    assert build(BuildOptions(example_logs, site)).rebuilt == 14
+    assert not (site / ".sitegen-manifest.json").exists()
 
 
 def test_a_note_rebuilds_only_its_job(tmp_path: Path, example_logs: Path) -> None:

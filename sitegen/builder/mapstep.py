@@ -100,6 +100,11 @@ def root_parents(pages: PageRenderer) -> set[str]:
     return {r.rsplit("/", 1)[0] for r in (job_root("_"), *pages.job_roots("_"))}
 
 
+def part_dir(staging: Path, n: int) -> Path:
+    """Return the part directory of the ``n``-th log, for a job whose directories were taken."""
+    return staging / PARTS_DIR / str(n)
+
+
 def _claim(staging: Path, roots: list[str], part: Path) -> Path:
     """Return where to write a job: the staging dir, or the log's part dir if taken."""
     # Writing in place when this log is first to claim the job's directories (nearly
@@ -173,7 +178,7 @@ def map_logs(
     Returns every log's outcome, and which logs were written to their part directory
     (``PARTS_DIR/<index>``) rather than straight into the staging dir.
     """
-    tasks = [(log, staging, staging / PARTS_DIR / str(n), pages) for n, log in logs]
+    tasks = [(log, staging, part_dir(staging, n), pages) for n, log in logs]
     results: dict[int, LogOutcome] = {}
     in_parts: set[int] = set()
     with pool_map(_process_star, tasks, workers) as outcomes:

@@ -17,7 +17,6 @@ from urllib.parse import quote
 from sitegen.layout import ALL_ENDPOINTS, INDEX_JSON, endpoint_file
 
 INDEX = "index.html"
-JOBS_PER_PAGE = 50
 # A stage's task table is split into pages of this many rows (a stage may have 800,000).
 TASKS_PER_PAGE = 1000
 JOBS_DIR = "jobs"
@@ -28,7 +27,8 @@ EXECUTORS = PurePosixPath("executors") / INDEX
 PROBLEMS = PurePosixPath("problems") / INDEX
 RUNNING = PurePosixPath("running") / INDEX
 NOT_FOUND = PurePosixPath("404.html")
-# Every job's id, name, status and start, for finding a job on any listing page.
+# Names the parts of the find index (every job's id, name, status and start, one part per
+# UTC day), for finding a job on any listing page.
 FIND_INDEX = PurePosixPath(LIST_DIR) / "jobs.js"
 OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -51,12 +51,18 @@ def base_url(text: str) -> str:
     return url
 
 
-@functools.cache
-def jobs_list(page: int) -> PurePosixPath:
-    """Return the file of page ``page`` (1-based) of the jobs list; page 1 is the site index."""
-    if page <= 1:
-        return PurePosixPath(INDEX)
-    return PurePosixPath(LIST_DIR) / str(page) / INDEX
+FRONT = PurePosixPath(INDEX)
+
+
+def list_page(name: str) -> PurePosixPath:
+    """Return the file of the archive page of the jobs list named ``name`` (a UTC span)."""
+    # Files, not directories: a directory per page costs more to make than its file.
+    return PurePosixPath(LIST_DIR) / f"{name}.html"
+
+
+def find_part(day: str) -> PurePosixPath:
+    """Return the file of one UTC day's part of the find index."""
+    return PurePosixPath(LIST_DIR) / f"find-{day}.js"
 
 
 def job_root(job_id: str) -> PurePosixPath:

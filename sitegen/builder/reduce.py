@@ -1,0 +1,110 @@
+"""The reduce step: the site-wide files, rendered from the state by query.
+
+Nothing here holds every job's summary. ``/api/jobs`` joins the stored elements, counts and
+the executors page come from SQL, the front page decodes the newest few jobs, and an
+archive page of the jobs list (or a day's part of the find index) is rendered only when
+what it is made from changed since the state last recorded it.
+"""
+
+from __future__ import annotations
+
+from sitegen.builder.manifest import State
+from sitegen.model import JobSummary, Problem, RunningJob
+from sitegen.publish import hosting
+from sitegen.publish.writer import SiteWriter
+from sitegen.render import api, urls
+from sitegen.render.listing import (
+    PAGE_CAPACITY,
+    Listed,
+    ListPage,
+    archive_pages,
+    find_index,
+    find_parts,
+    signature,
+)
+from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
+
+
+def reduce(
+    state: State,
+    writer: SiteWriter,
+    pages: PageRenderer,
+    running: list[RunningJob],
+    problems: list[Problem],
+    stamp: float,
+) -> set[str]:
+    """Write the site-wide files that changed; return every site-wide file the site holds."""
+    listed = state.listed()
+    archive = archive_pages(listed)
+    held = _listing(state, writer, pages, archive)
+    by_status, tasks, failed = state.totals()
+    older = _page_of(archive, listed[PAGE_CAPACITY][0]) if archive else None
+    pages.front_page(
+        writer, list(state.newest(PAGE_CAPACITY)), by_status, len(running), len(problems), older
+    )
+    for rel, data in api.site_files(state.jobs_json(), by_status, tasks, failed, problems, stamp):
+        writer.write(rel, data)
+    pages.executors_page(writer, _executors(state))
+    pages.site_pages(writer, running, problems)
+    for name, text in hosting.site_files().items():
+        writer.write(name, text.encode())
+    files = held | set(writer.written_names())
+    state.set_site_files(files)
+    return files
+
+
+def _page_of(archive: list[ListPage], job_id: str) -> str:
+    """Return the name of the archive page listing ``job_id``."""
+    return next(p.name for p in archive if any(j[0] == job_id for j in p.jobs))
+
+
+def _listing(
+    state: State, writer: SiteWriter, pages: PageRenderer, archive: list[ListPage]
+) -> set[str]:
+    """Write the archive pages and find-index parts that changed; return all their files."""
+    before = state.list_pages()
+    after: dict[str, str] = {}
+    files: set[str] = set()
+    for n, page in enumerate(archive):
+        newer = archive[n - 1].name if n else None
+        older = archive[n + 1].name if n + 1 < len(archive) else None
+        key = f"page:{page.name}"
+        after[key] = signature(page.name, page.label, newer, older, page.jobs)
+        files.add(str(urls.list_page(page.name)))
+        if before.get(key) != after[key]:
+            pages.archive_page(writer, page, _summaries(state, page.jobs), newer, older)
+    days: dict[str, list[Listed]] = {}
+    for page in archive:
+        days.setdefault(page.day, []).extend(page.jobs)
+    for day, jobs in days.items():
+        key = f"find:{day}"
+        after[key] = signature(day, jobs)
+        files.add(str(urls.find_part(day)))
+        if before.get(key) != after[key]:
+            writer.write(urls.find_part(day), find_index(_summaries(state, jobs)))
+    if archive:
+        after["parts"] = signature(list(days))
+        files.add(str(urls.FIND_INDEX))
+        if before.get("parts") != after["parts"]:
+            writer.write(urls.FIND_INDEX, find_parts(list(days)))
+    state.set_list_pages(after)
+    return files
+
+
+def _summaries(state: State, jobs: list[Listed]) -> list[JobSummary]:
+    """Return the summaries of the listed jobs, in their order."""
+    found = state.summaries([j[0] for j in jobs])
+    return [found[j[0]] for j in jobs]
+
+
+def _executors(state: State) -> list[ExecutorRow]:
+    """Return the executors page's rows: totals by SQL, each executor's newest jobs decoded."""
+    rows = {
+        executor: ExecutorRow(executor, tasks, failed, busy, count)
+        for executor, tasks, failed, busy, count in state.executors()
+    }
+    newest = state.executor_jobs(JOBS_PER_EXECUTOR)
+    summaries = state.summaries(sorted({job_id for _, job_id, *_ in newest}))
+    for executor, job_id, tasks, failed, busy in newest:
+        rows[executor].jobs.append((summaries[job_id], tasks, failed, busy))
+    return list(rows.values())
