@@ -9,7 +9,7 @@ import pytest
 from sitegen.builder import manifest
 from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.eventlog import rawlog
-from sitegen.examples.generator import JobSpec, generate_job
+from sitegen.examples.generator import BASE_TIME_MS, JobSpec, generate_job, write_log
 from sitegen.layout import MANIFEST_NAME
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
@@ -212,3 +212,81 @@ def test_streamed_logs_build_the_same_site_as_held_ones(
     held, streamed = tree(tmp_path / "held"), tree(tmp_path / "streamed")
     assert any(name.endswith("eventlog.gz") for name in held)
     assert held == streamed
+
+
+# A history with archive pages: 110 small jobs 15 minutes apart (96 a day: the first day
+# splits into 12-hour pages), and what each step of the sequence does to it.
+HOURLY = 15 * 60_000
+
+
+def small_job(logs: Path, n: int, start_ms: int) -> None:
+    spec = JobSpec(f"job{n:03d}", f"query {n}", stages=1, tasks_per_stage=1, executors=1)
+    spec.start_ms = start_ms
+    write_log(logs, spec, seed=n)
+
+
+def snapshot(site: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(site)): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in site.rglob("*")
+        if p.is_file()
+    }
+
+
+def rewritten(before: dict[str, tuple[int, int]], site: Path) -> list[str]:
+    """Return the listing files (list/*) that a build wrote or removed."""
+    after = snapshot(site)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    return sorted(k for k in changed if k.startswith("list/"))
+
+
+def test_listing_pages_do_not_shift(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(110):
+        small_job(logs, n, BASE_TIME_MS + n * HOURLY)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    pages = len(list((site / "list").iterdir()))
+    assert pages >= 6
+    newest = BASE_TIME_MS + 110 * HOURLY
+
+    def add_newest(max_jobs: int | None) -> int | None:
+        small_job(logs, 1000, newest)
+        return max_jobs
+
+    def insert_long_job(max_jobs: int | None) -> int | None:
+        # Started early (in the middle of the time order), finished just now.
+        spec = JobSpec("long", "long report", stages=2, tasks_per_stage=2, executors=1)
+        spec.start_ms = BASE_TIME_MS + 30 * HOURLY + 1
+        write_log(logs, spec, seed=5)
+        return max_jobs
+
+    def remove_middle(max_jobs: int | None) -> int | None:
+        (logs / "job040.eventlog").unlink()
+        return max_jobs
+
+    def keep_108(max_jobs: int | None) -> int | None:
+        return 108  # of 111: the three oldest leave
+
+    def add_under_retention(max_jobs: int | None) -> int | None:
+        small_job(logs, 1001, newest + HOURLY)  # the oldest kept job leaves the site
+        return max_jobs
+
+    def keep_all(max_jobs: int | None) -> int | None:
+        return None
+
+    limit: int | None = None
+    steps = [add_newest, insert_long_job, remove_middle, keep_108, add_under_retention, keep_all]
+    for step in steps:
+        limit = step(limit)
+        before = snapshot(site)
+        report = build(BuildOptions(logs, site, max_jobs=limit))
+        assert report.rebuilt <= (4 if step is keep_all else 1), step.__name__  # dropped: 4
+        clean = tmp_path / f"clean-{step.__name__}"
+        build(BuildOptions(logs, clean, max_jobs=limit))
+        assert tree(site) == tree(clean), step.__name__
+        changed = rewritten(before, site)
+        # Its page and its day's find part; under retention also the oldest page and its
+        # part: at most 4 listing files, however many jobs there are.
+        assert len(changed) <= 4, (step.__name__, changed)
