@@ -8,6 +8,7 @@ touches the staging and output trees.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections import Counter
@@ -206,6 +207,8 @@ class Selection:
     # Left out by --max-jobs / --max-age, and then by --max-site-size.
     retention_dropped: int = 0
     size_dropped: int = 0
+    # Whether leaving the raw logs out would let more jobs fit in --max-site-size.
+    leaner_fits_more: bool = False
 
 
 def select(picks: list[Pick | None], options: BuildOptions, now: float) -> Selection:
@@ -220,7 +223,14 @@ def select(picks: list[Pick | None], options: BuildOptions, now: float) -> Selec
         fitting = fits([p for p in kept.values()], options.max_site_size)
         chosen.published = {n for n, p in kept.items() if p.job_id in fitting}
         chosen.size_dropped = len(kept) - len(chosen.published)
+        if options.raw_logs and chosen.size_dropped:
+            lean = fits(list(kept.values()), options.max_site_size, raw_logs=False)
+            chosen.leaner_fits_more = len(lean) > len(fitting)
     return chosen
+
+
+class _LeanerSite(Exception):
+    """Raised when the site should go without raw logs: more jobs would fit in its size."""
 
 
 def build(
@@ -274,6 +284,30 @@ def _build(
         from sitegen.publish.archive import check_archive_path  # tarfile, zipfile: when asked
 
         check_archive_path(options.archive, options.output, options.log_dirs)
+    # Under --max-site-size raw logs go first when that lets more jobs fit: a site built so
+    # stays so (its state says which), until --clean or other options build it afresh.
+    lean = None
+    if options.max_site_size is not None and options.raw_logs:
+        lean = dataclasses.replace(options, raw_logs=False)
+    run = _start(options, lean, started, freeze)
+    try:
+        report = _run(run, progress)
+    except _LeanerSite:
+        assert lean is not None
+        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze)
+        report = _run(run, progress)
+    report.raw_logs_dropped = lean is not None and not run.options.raw_logs
+    report.archive = _archive(options, run.stamp)
+    return report
+
+
+def _start(
+    options: BuildOptions,
+    lean: BuildOptions | None,
+    started: float,
+    freeze: Callable[[], None],
+) -> _Run:
+    """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
     run = _Run(
         options,
@@ -283,21 +317,31 @@ def _build(
         manifest.fingerprint(options, sources, RUN_OPTIONS),
         started,
     )
+    # The state lives until the build ends: the collector need not scan what is loaded.
     with gcpause.paused():
-        run.state = None if options.clean else manifest.load(options.output, run.fingerprint)
+        if not options.clean:
+            run.state = manifest.load(options.output, run.fingerprint)
+            if run.state is None and lean is not None:
+                # Built without raw logs to fit --max-site-size: go on as that site was built.
+                fingerprint = manifest.fingerprint(lean, sources, RUN_OPTIONS)
+                run.state = manifest.load(options.output, fingerprint)
+                if run.state is not None:
+                    run.options, run.fingerprint = lean, fingerprint
         if run.state is not None:
             run.known = run.state.known()
         freeze()
+    return run
+
+
+def _run(run: _Run, progress: Progress | None) -> BuildReport:
+    """Finish the build: nothing to do, or map, reduce and publish what changed."""
     try:
         _plan_reuse(run)
         report = _no_op(run) if run.state is not None else None
-        if report is None:
-            report = _rebuild(run, progress)
+        return report if report is not None else _rebuild(run, progress)
     finally:
         if run.state is not None:
             run.state.close()
-    report.archive = _archive(options, run.stamp)
-    return report
 
 
 def _unchanged(log: LogFile, known: Known | None) -> bool:
@@ -372,6 +416,8 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         publication.make_dirs(root_parents(pages))
         fresh, in_parts = map_logs(todo, staging, pages, options.workers, progress)
         chosen = select(_picks(run, fresh), options, run.stamp)
+        if chosen.leaner_fits_more:
+            raise _LeanerSite
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
         late = [
