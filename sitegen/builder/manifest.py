@@ -16,9 +16,9 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -47,25 +47,31 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     note_sha256: str = ""
 
 
-@dataclass(frozen=True)
-class Known:
+class Known(NamedTuple):
     """One log as last built, from the state's columns alone (no blob decoded)."""
 
+    # A tuple straight from the row: at 100,000 logs building objects field by field
+    # cost most of a no-op build.
     key: str
     size: int
     mtime_ns: int
     sha256: str
     note_sha256: str
-    published: bool
+    published: int
     classification: str
     job_id: str | None
     start_time: int
     end_time: int
     completed_at: int
-    roots: tuple[str, ...]
+    roots_text: str
     files: int
     bytes: int
     raw_bytes: int
+
+    @property
+    def roots(self) -> list[str]:
+        """Return the job directories this log published (or would publish)."""
+        return self.roots_text.split("\n") if self.roots_text else []
 
 
 # The state's own layout: a state of another layout (or none) means a full build.
@@ -106,11 +112,15 @@ CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE TABLE executor(
     key TEXT NOT NULL,
     executor_id TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    start_time INTEGER NOT NULL,
+    published INTEGER NOT NULL,
     tasks INTEGER NOT NULL,
     failed INTEGER NOT NULL,
     busy_ms INTEGER NOT NULL
 );
 CREATE INDEX executor_key ON executor(key);
+CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
@@ -118,26 +128,6 @@ _KNOWN = (
     "key, size, mtime_ns, sha256, note_sha256, published, classification, job_id, "
     "start_time, end_time, completed_at, roots, files, bytes, raw_bytes"
 )
-
-
-def _known(row: tuple[Any, ...]) -> Known:
-    """Turn a row of the ``_KNOWN`` columns into a record."""
-    (key, size, mtime, sha, note, published, kind, job_id, start, end, completed, roots) = row[:12]
-    return Known(
-        key,
-        size,
-        mtime,
-        sha,
-        note,
-        bool(published),
-        kind,
-        job_id,
-        start,
-        end,
-        completed,
-        tuple(roots.split("\n")) if roots else (),
-        *row[12:],
-    )
 
 
 def _list_entry(summary: JobSummary) -> bytes:
@@ -200,8 +190,8 @@ class State:
 
     def known(self) -> dict[str, Known]:
         """Return every log's identity and listing columns, decoding no blob."""
-        rows = self.db.execute(f"SELECT {_KNOWN} FROM log")
-        return {row[0]: _known(row) for row in rows}
+        make = Known._make
+        return {row[0]: make(row) for row in self.db.execute(f"SELECT {_KNOWN} FROM log")}
 
     def put(self, key: str, size: int, mtime_ns: int, outcome: LogOutcome, published: bool) -> None:
         """Record one log as built now (replacing what was known of it)."""
@@ -236,10 +226,14 @@ class State:
                 blob,
             ),
         )
-        if executors:
+        if summary is not None and executors:
+            job_id, start = summary.job_id, summary.start_time
             self.db.executemany(
-                "INSERT INTO executor VALUES (?,?,?,?,?)",
-                [(key, e, s.tasks, s.failed, s.busy_ms) for e, s in executors.items()],
+                "INSERT INTO executor VALUES (?,?,?,?,?,?,?,?)",
+                [
+                    (key, e, job_id, start, int(published), s.tasks, s.failed, s.busy_ms)
+                    for e, s in executors.items()
+                ],
             )
 
     def forget(self, keys: Iterable[str]) -> None:
@@ -250,9 +244,9 @@ class State:
 
     def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
         """Record which reused logs are on the site now."""
-        self.db.executemany(
-            "UPDATE log SET published = ? WHERE key = ?", [(int(p), k) for k, p in changes]
-        )
+        rows = [(int(p), k) for k, p in changes]
+        self.db.executemany("UPDATE log SET published = ? WHERE key = ?", rows)
+        self.db.executemany("UPDATE executor SET published = ? WHERE key = ?", rows)
 
     def touch(self, times: Iterable[tuple[str, int]]) -> None:
         """Record new modification times of logs whose bytes did not change."""
@@ -330,20 +324,17 @@ class State:
     def executors(self) -> list[tuple[str, int, int, int, int]]:
         """Return per executor ``(id, tasks, failed, busy_ms, jobs)`` over the published jobs."""
         rows = self.db.execute(
-            "SELECT e.executor_id, sum(e.tasks), sum(e.failed), sum(e.busy_ms), count(*) "
-            "FROM executor e JOIN log l ON l.key = e.key WHERE l.published "
-            "GROUP BY e.executor_id ORDER BY e.executor_id"
+            "SELECT executor_id, sum(tasks), sum(failed), sum(busy_ms), count(*) FROM executor "
+            "WHERE published GROUP BY executor_id ORDER BY executor_id"
         )
         return rows.fetchall()
 
-    def executor_jobs(self, keep: int) -> list[tuple[str, str, int, int, int]]:
-        """Return each executor's newest ``keep`` jobs: ``(executor, job, tasks, failed, ms)``."""
+    def executor_jobs(self, executor_id: str, keep: int) -> list[tuple[str, int, int, int]]:
+        """Return an executor's newest ``keep`` jobs: ``(job_id, tasks, failed, busy_ms)``."""
         rows = self.db.execute(
-            "SELECT executor_id, job_id, tasks, failed, busy_ms FROM ("
-            " SELECT e.executor_id, l.job_id, e.tasks, e.failed, e.busy_ms, row_number() OVER"
-            " (PARTITION BY e.executor_id ORDER BY l.start_time DESC, l.job_id) AS n"
-            " FROM executor e JOIN log l ON l.key = e.key WHERE l.published"
-            f") WHERE n <= {int(keep)} ORDER BY executor_id, n"
+            "SELECT job_id, tasks, failed, busy_ms FROM executor "
+            "WHERE executor_id = ? AND published ORDER BY start_time DESC, job_id LIMIT ?",
+            (executor_id, keep),
         )
         return rows.fetchall()
 

@@ -99,12 +99,17 @@ def _summaries(state: State, jobs: list[Listed]) -> list[JobSummary]:
 
 def _executors(state: State) -> list[ExecutorRow]:
     """Return the executors page's rows: totals by SQL, each executor's newest jobs decoded."""
-    rows = {
-        executor: ExecutorRow(executor, tasks, failed, busy, count)
+    rows = [
+        ExecutorRow(executor, tasks, failed, busy, count)
         for executor, tasks, failed, busy, count in state.executors()
+    ]
+    newest = {
+        row.executor_id: state.executor_jobs(row.executor_id, JOBS_PER_EXECUTOR) for row in rows
     }
-    newest = state.executor_jobs(JOBS_PER_EXECUTOR)
-    summaries = state.summaries(sorted({job_id for _, job_id, *_ in newest}))
-    for executor, job_id, tasks, failed, busy in newest:
-        rows[executor].jobs.append((summaries[job_id], tasks, failed, busy))
-    return list(rows.values())
+    summaries = state.summaries(sorted({job[0] for jobs in newest.values() for job in jobs}))
+    for row in rows:
+        row.jobs = [
+            (summaries[job_id], tasks, failed, busy)
+            for job_id, tasks, failed, busy in newest[row.executor_id]
+        ]
+    return rows
