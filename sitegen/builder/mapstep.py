@@ -7,6 +7,7 @@ only when there is work to do: a build with nothing to do starts fast.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -171,21 +172,18 @@ def map_logs(
     staging: Path,
     pages: PageRenderer,
     workers: int | None,
+    on_result: Callable[[int, LogOutcome, bool], None],
     progress: Progress | None = None,
-) -> tuple[dict[int, LogOutcome], set[int]]:
+) -> None:
     """Run the map step over ``(index, log)`` pairs, in parallel when it pays.
 
-    Returns every log's outcome, and which logs were written to their part directory
-    (``PARTS_DIR/<index>``) rather than straight into the staging dir.
+    Hands each log's outcome to ``on_result`` as it arrives, with whether the log was
+    written to its part directory (``part_dir``) rather than straight into the staging
+    dir: the caller records it and keeps only what it needs, not every outcome.
     """
     tasks = [(log, staging, part_dir(staging, n), pages) for n, log in logs]
-    results: dict[int, LogOutcome] = {}
-    in_parts: set[int] = set()
     with pool_map(_process_star, tasks, workers) as outcomes:
         for (n, _), (outcome, parted) in zip(logs, outcomes, strict=True):
-            results[n] = outcome
-            if parted:
-                in_parts.add(n)
+            on_result(n, outcome, parted)
             if progress:
                 progress.advance()
-    return results, in_parts

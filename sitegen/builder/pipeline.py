@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.builder import gcpause, manifest
 from sitegen.builder.manifest import Known, LogOutcome, State
@@ -414,7 +414,15 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         if progress:
             progress.start(len(todo))
         publication.make_dirs(root_parents(pages))
-        fresh, in_parts = map_logs(todo, staging, pages, options.workers, progress)
+        fresh: dict[int, Fresh] = {}
+
+        def record(n: int, outcome: LogOutcome, parted: bool) -> None:
+            # Into the state as it arrives: the build holds no log's summary, only its pick.
+            log = run.logs[n]
+            state.put(log.key, log.size, log.mtime_ns, outcome, published=False)
+            fresh[n] = Fresh(Pick.of(outcome), outcome.roots, outcome.files, outcome.bytes, parted)
+
+        map_logs(todo, staging, pages, options.workers, record, progress)
         chosen = select(_picks(run, fresh), options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
@@ -425,10 +433,8 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             for n, known in run.reused.items()
             if n in chosen.published and not known.published
         ]
-        late_results, late_parts = map_logs(late, staging, pages, options.workers)
-        fresh.update(late_results)
-        in_parts |= late_parts
-        moves, unpublished, new_roots = _record(run, state, fresh, in_parts, chosen, staging)
+        map_logs(late, staging, pages, options.workers, record)
+        moves, unpublished, new_roots = _publish_flags(run, state, fresh, chosen, staging)
         writer = SiteWriter(staging, fresh=True)
         previous = set() if full else state.site_files()
         report = _report(run, state, chosen, rebuilt=len(fresh))
@@ -448,9 +454,9 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state.close()
         publication.discard()
         raise
-    report.files_written = sum(fresh[n].files for n in fresh if n in chosen.published)
+    report.files_written = sum(f.files for n, f in fresh.items() if n in chosen.published)
     report.files_written += writer.files_written
-    report.bytes_written = sum(fresh[n].bytes for n in fresh if n in chosen.published)
+    report.bytes_written = sum(f.bytes for n, f in fresh.items() if n in chosen.published)
     report.bytes_written += writer.bytes_written
     report.seconds = time.perf_counter() - run.started
     return report
@@ -475,22 +481,28 @@ def _renderer(run: _Run) -> PageRenderer:
     return pages
 
 
-def _picks(run: _Run, fresh: dict[int, LogOutcome]) -> list[Pick | None]:
+class Fresh(NamedTuple):
+    """What the build keeps of a log it mapped (its outcome went into the state)."""
+
+    pick: Pick | None
+    roots: list[str]
+    files: int
+    bytes: int
+    # Written into its part directory: another log had claimed the job's directories.
+    parted: bool
+
+
+def _picks(run: _Run, fresh: dict[int, Fresh]) -> list[Pick | None]:
     """Return every log's pick: from this build's map when it ran, else from the state."""
     return [
-        Pick.of(fresh[n]) if n in fresh else Pick.known(run.reused[n]) for n in range(len(run.logs))
+        fresh[n].pick if n in fresh else Pick.known(run.reused[n]) for n in range(len(run.logs))
     ]
 
 
-def _record(
-    run: _Run,
-    state: State,
-    fresh: dict[int, LogOutcome],
-    in_parts: set[int],
-    chosen: Selection,
-    staging: Path,
+def _publish_flags(
+    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, staging: Path
 ) -> tuple[list[tuple[Path, str]], list[str], set[str]]:
-    """Record every log in the state; return job moves, unpublished roots, published roots."""
+    """Record which logs are on the site; return job moves, unpublished and published roots."""
     from sitegen.builder.mapstep import part_dir
 
     moves: list[tuple[Path, str]] = []
@@ -500,26 +512,25 @@ def _record(
     roots: set[str] = set()
     keys = {log.key for log in run.logs}
     state.forget(k for k in run.known if k not in keys)
-    flips = []
+    flags = []
     for n, log in enumerate(run.logs):
         published = n in chosen.published
-        outcome = fresh.get(n)
-        if outcome is None:
+        done = fresh.get(n)
+        if done is None:
             known = run.reused[n]
-            if known.published != published:
-                flips.append((log.key, published))
+            if bool(known.published) != published:
+                flags.append((log.key, published))
             if published:
                 roots.update(known.roots)
             continue
-        published = published and bool(outcome.roots)
-        source = part_dir(staging, n) if n in in_parts else staging
-        if published:
-            moves.extend((source / root, root) for root in outcome.roots)
-            roots.update(outcome.roots)
+        source = part_dir(staging, n) if done.parted else staging
+        if published and done.roots:
+            flags.append((log.key, True))
+            moves.extend((source / root, root) for root in done.roots)
+            roots.update(done.roots)
         elif source == staging:
-            unpublished.extend(outcome.roots)
-        state.put(log.key, log.size, log.mtime_ns, outcome, published)
-    state.set_published(flips)
+            unpublished.extend(done.roots)
+    state.set_published(flags)
     return moves, unpublished, roots
 
 
