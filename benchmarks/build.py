@@ -330,7 +330,9 @@ def add_then_rebuild(logs: Path, site: Path, stages: int, tasks: int) -> tuple[R
 def _json_build(logs: Path, site: Path, *extra: str) -> tuple[float, int, dict[str, Any]]:
     """Run a build with ``--format json``: seconds, peak tree RSS and its summary."""
     seconds, peak, line = run_build(logs, site, "--format", "json", *extra)
-    return seconds, peak, json.loads(line.split("; ", 1)[1])
+    cpu, summary = line.split("; ", 1)
+    # CPU of all its processes: on a loaded machine wall time says more about the load.
+    return seconds, peak, {**json.loads(summary), "cpu": float(cpu.split()[1])}
 
 
 class Change:
@@ -338,6 +340,7 @@ class Change:
 
     def __init__(self, site: Path, run: tuple[float, int, dict[str, Any]]) -> None:
         self.seconds, self.rss, summary = run
+        self.cpu = summary["cpu"]
         self.files = summary["files_written"]
         # /api/jobs aside: Ballista's contract makes it one array of every job.
         self.bytes = summary["bytes_written"] - (site / "api" / "jobs").stat().st_size
@@ -345,8 +348,8 @@ class Change:
     def text(self) -> str:
         """Return the figures as the scale line prints them."""
         return (
-            f"{self.seconds:.2f} s, {self.files} files, {self.bytes / 1e3:.0f} kB, "
-            f"{self.rss / 2**20:.0f} MB"
+            f"{self.seconds:.2f} s (CPU {self.cpu:.2f} s), {self.files} files, "
+            f"{self.bytes / 1e3:.0f} kB, {self.rss / 2**20:.0f} MB"
         )
 
 
@@ -355,7 +358,7 @@ def scale_run(work: Path, jobs: int) -> dict[str, Any]:
     logs = corpus(work / f"corpus-{jobs}x2x10", jobs, 2, 10)
     site = work / "out" / f"site-scale-{jobs}"
     shutil.rmtree(site, ignore_errors=True)
-    full, rss_full, _ = _json_build(logs, site)
+    full, rss_full, built = _json_build(logs, site)
     # The corpus's 16 parts each start at the base time, one job a minute.
     middle = BASE_TIME_MS + max(1, jobs // 32) * 60_000 + 123
     newest = BASE_TIME_MS + jobs * 60_000
@@ -379,7 +382,7 @@ def scale_run(work: Path, jobs: int) -> dict[str, Any]:
         _json_build(logs, site, *limit)
         add("bench-newer", newest + 60_000)
         changes["max-jobs"] = Change(site, _json_build(logs, site, *limit))
-        noop, rss_noop, _ = _json_build(logs, site, *limit)
+        noop, rss_noop, idle = _json_build(logs, site, *limit)
     finally:
         for path in added:
             path.unlink()
@@ -387,8 +390,9 @@ def scale_run(work: Path, jobs: int) -> dict[str, Any]:
             aside.rename(victim)
     detail = "; ".join(f"{name} {c.text()}" for name, c in changes.items())
     print(
-        f"8 at {jobs:,} small jobs: build {full:.1f} s ({rss_full / 2**20:.0f} MB); {detail}; "
-        f"no-op {noop:.2f} s ({rss_noop / 2**20:.0f} MB)"
+        f"8 at {jobs:,} small jobs: build {full:.1f} s (CPU {built['cpu']:.1f} s, "
+        f"{rss_full / 2**20:.0f} MB, site {built['site_bytes'] / 1e6:.0f} MB); {detail}; "
+        f"no-op {noop:.2f} s (CPU {idle['cpu']:.2f} s, {rss_noop / 2**20:.0f} MB)"
     )
     return {"jobs": jobs, "full": full, "rss": rss_full, "noop": noop, "changes": changes}
 

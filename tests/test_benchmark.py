@@ -45,10 +45,11 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
         run.stdout,
         flags=re.M,
     )
-    change = r"[0-9.]+ s, (\d+) files, \d+ kB, \d+ MB"
+    change = r"[0-9.]+ s \(CPU [0-9.]+ s\), (\d+) files, \d+ kB, \d+ MB"
     scale = re.findall(
-        rf"^8 at (\d+) small jobs: build [0-9.]+ s \(\d+ MB\); new {change}; "
-        rf"removed {change}; inserted {change}; max-jobs {change}; no-op [0-9.]+ s \(\d+ MB\)$",
+        rf"^8 at (\d+) small jobs: build [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB, site \d+ MB\); "
+        rf"new {change}; removed {change}; inserted {change}; max-jobs {change}; "
+        rf"no-op [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB\)$",
         run.stdout,
         flags=re.M,
     )

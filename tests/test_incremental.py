@@ -134,6 +134,13 @@ def _corrupt(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _corrupt_rows(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    # Past the schema: the pages of the log table, which only a query of them reads.
+    data[8192:] = b"\x5a" * (len(data) - 8192)
+    path.write_bytes(bytes(data))
+
+
 def _truncate(path: Path) -> None:
     with path.open("r+b") as f:
         f.truncate(path.stat().st_size // 2)
@@ -143,7 +150,7 @@ def _garbage(path: Path) -> None:
     path.write_text("{not a database")
 
 
-DAMAGES: list[Callable[[Path], None]] = [_corrupt, _truncate, _garbage, Path.unlink]
+DAMAGES: list[Callable[[Path], None]] = [_corrupt, _corrupt_rows, _truncate, _garbage, Path.unlink]
 
 
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.__name__)

@@ -9,7 +9,9 @@ touches the staging and output trees.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -257,6 +259,11 @@ def build(
         # half-way through an in-place update) consistent, and redone by the next build.
         where = exc.filename or options.output
         raise PublishError(f"the build stopped: {exc.strerror or exc}", where) from exc
+    except sqlite3.Error as exc:
+        # Writing the state failed the same ways (SQLITE_FULL is a full disk): say it alike.
+        full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        reason = os.strerror(errno.ENOSPC) if full else str(exc)
+        raise PublishError(f"the build stopped: {reason}", options.output) from exc
 
 
 @dataclass
@@ -291,11 +298,18 @@ def _build(
         lean = dataclasses.replace(options, raw_logs=False)
     run = _start(options, lean, started, freeze)
     try:
-        report = _run(run, progress)
+        report = _run(run, progress, freeze)
     except _LeanerSite:
         assert lean is not None
         run = _start(dataclasses.replace(lean, clean=True), None, started, freeze)
-        report = _run(run, progress)
+        report = _run(run, progress, freeze)
+    except manifest.DAMAGE:
+        if run.state is None:
+            raise  # the state this build was writing: not damage, a real error
+        # The published state is damaged where this build read it: build afresh (its
+        # transaction rolled back; a full build swaps in a whole new site and state).
+        run = _start(dataclasses.replace(run.options, clean=True), None, started, freeze)
+        report = _run(run, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.archive = _archive(options, run.stamp)
     return report
@@ -327,15 +341,18 @@ def _start(
                 run.state = manifest.load(options.output, fingerprint)
                 if run.state is not None:
                     run.options, run.fingerprint = lean, fingerprint
-        if run.state is not None:
-            run.known = run.state.known()
         freeze()
     return run
 
 
-def _run(run: _Run, progress: Progress | None) -> BuildReport:
+def _run(run: _Run, progress: Progress | None, freeze: Callable[[], None]) -> BuildReport:
     """Finish the build: nothing to do, or map, reduce and publish what changed."""
     try:
+        if run.state is not None:
+            # What the state knows lives until the build ends: hide it from the collector.
+            with gcpause.paused():
+                run.known = run.state.known()
+                freeze()
         _plan_reuse(run)
         report = _no_op(run) if run.state is not None else None
         return report if report is not None else _rebuild(run, progress)
