@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 from sitegen.model import JobSummary
 from sitegen.render import urls
 from sitegen.render.links import Linker
-from sitegen.render.listing import PAGE_CAPACITY, Listed, archive_pages, find_index, job_rows
+from sitegen.render.listing import (
+    FIND_PART_CAPACITY,
+    PAGE_CAPACITY,
+    Listed,
+    archive_pages,
+    find_index,
+    find_spans,
+    job_rows,
+)
 from sitegen.render.pages import PageRenderer
 
 # The loop jobs.html rendered before the rows were built in Python: the reference bytes.
@@ -156,3 +164,12 @@ def test_archive_pages_are_named_by_their_span() -> None:
     ]
     far = _listed([10**20] * (PAGE_CAPACITY + 1))  # no calendar holds it: still a safe name
     assert [p.name for p in archive_pages(far)] == [f"t1s-{10**20}", f"t1s-{10**20}.2"]
+
+
+def test_find_index_parts_are_spans_of_at_most_their_capacity() -> None:
+    base = 1_767_225_600_000
+    jobs = _listed([base + n * 10 for n in range(FIND_PART_CAPACITY + 1)])  # 20 s of jobs
+    parts = find_spans(jobs)
+    assert [j for p in parts for j in p.jobs] == jobs
+    assert len(parts) > 1 and all(len(p.jobs) <= FIND_PART_CAPACITY for p in parts)
+    assert find_spans(jobs[:FIND_PART_CAPACITY])[0].name == "2026-01-01"  # a day holds them

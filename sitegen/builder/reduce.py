@@ -2,7 +2,7 @@
 
 Nothing here holds every job's summary. ``/api/jobs`` joins the stored elements, counts and
 the executors page come from SQL, the front page decodes the newest few jobs, and an
-archive page of the jobs list (or a day's part of the find index) is rendered only when
+archive page of the jobs list (or a part of the find index) is rendered only when
 what it is made from changed since the state last recorded it.
 """
 
@@ -20,6 +20,7 @@ from sitegen.render.listing import (
     archive_pages,
     find_index,
     find_parts,
+    find_spans,
     signature,
 )
 from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
@@ -36,7 +37,7 @@ def reduce(
     """Write the site-wide files that changed; return every site-wide file the site holds."""
     listed = state.listed()
     archive = archive_pages(listed)
-    held = _listing(state, writer, pages, archive)
+    held = _listing(state, writer, pages, listed, archive)
     by_status, tasks, failed = state.totals()
     older = _page_of(archive, listed[PAGE_CAPACITY][0]) if archive else None
     pages.front_page(
@@ -59,7 +60,11 @@ def _page_of(archive: list[ListPage], job_id: str) -> str:
 
 
 def _listing(
-    state: State, writer: SiteWriter, pages: PageRenderer, archive: list[ListPage]
+    state: State,
+    writer: SiteWriter,
+    pages: PageRenderer,
+    listed: list[Listed],
+    archive: list[ListPage],
 ) -> set[str]:
     """Write the archive pages and find-index parts that changed; return all their files."""
     before = state.list_pages()
@@ -73,20 +78,19 @@ def _listing(
         files.add(str(urls.list_page(page.name)))
         if before.get(key) != after[key]:
             pages.archive_page(writer, page, _summaries(state, page.jobs), newer, older)
-    days: dict[str, list[Listed]] = {}
-    for page in archive:
-        days.setdefault(page.day, []).extend(page.jobs)
-    for day, jobs in days.items():
-        key = f"find:{day}"
-        after[key] = signature(day, jobs)
-        files.add(str(urls.find_part(day)))
+    parts = find_spans(listed) if archive else []
+    for part in parts:
+        key = f"find:{part.name}"
+        after[key] = signature(part.name, part.jobs)
+        files.add(str(urls.find_part(part.name)))
         if before.get(key) != after[key]:
-            writer.write(urls.find_part(day), find_index(_summaries(state, jobs)))
+            writer.write(urls.find_part(part.name), find_index(_summaries(state, part.jobs)))
     if archive:
-        after["parts"] = signature(list(days))
+        names = [part.name for part in parts]
+        after["parts"] = signature(names)
         files.add(str(urls.FIND_INDEX))
         if before.get("parts") != after["parts"]:
-            writer.write(urls.FIND_INDEX, find_parts(list(days)))
+            writer.write(urls.FIND_INDEX, find_parts(names))
     state.set_list_pages(after)
     return files
 

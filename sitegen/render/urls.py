@@ -28,7 +28,7 @@ PROBLEMS = PurePosixPath("problems") / INDEX
 RUNNING = PurePosixPath("running") / INDEX
 NOT_FOUND = PurePosixPath("404.html")
 # Names the parts of the find index (every job's id, name, status and start, one part per
-# UTC day), for finding a job on any listing page.
+# UTC span of up to 2,000 jobs), for finding a job on any listing page.
 FIND_INDEX = PurePosixPath(LIST_DIR) / "jobs.js"
 OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -60,9 +60,9 @@ def list_page(name: str) -> PurePosixPath:
     return PurePosixPath(LIST_DIR) / f"{name}.html"
 
 
-def find_part(day: str) -> PurePosixPath:
-    """Return the file of one UTC day's part of the find index."""
-    return PurePosixPath(LIST_DIR) / f"find-{day}.js"
+def find_part(span: str) -> PurePosixPath:
+    """Return the file of one part of the find index (named by its UTC span, as pages are)."""
+    return PurePosixPath(LIST_DIR) / f"find-{span}.js"
 
 
 def job_root(job_id: str) -> PurePosixPath:

@@ -193,7 +193,7 @@
       if (loading) return;
       loading = true;
       status.textContent = "Loading the list of jobs…";
-      // jobs.js names the parts (one per UTC day, newest first); each part hands its rows
+      // jobs.js names the parts (one per UTC span, newest first); each part hands its rows
       // to sitegenJobPart. Scripts, not fetches: they load from file:// too. async=false
       // runs them in the order they were added, so the rows stay newest first.
       var src = table.getAttribute("data-find-index");
@@ -220,8 +220,8 @@
           index = rows;
           render();
         }
-        parts.forEach(function (day, n) {
-          add(base + "find-" + encodeURIComponent(day) + ".js", n < parts.length - 1 ? null : function () {
+        parts.forEach(function (span, n) {
+          add(base + "find-" + encodeURIComponent(span) + ".js", n < parts.length - 1 ? null : function () {
             index = rows;
             render();
           });
