@@ -86,10 +86,17 @@ def test_incremental_builds_equal_clean_builds(tmp_path: Path, example_logs: Pat
 def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
+    unchanged = [site / "static" / "tables.js", site / "404.html", site / ".htaccess"]
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in unchanged]
     add(example_logs)
     report = build(BuildOptions(example_logs, site))
     assert report.rebuilt == 1
     assert report.published == 13
+    # Site-wide files whose bytes did not change stay as they were (and are not counted).
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in unchanged] == before
+    job_files = sum(1 for p in (site / "jobs" / "added").rglob("*") if p.is_file())
+    job_files += sum(1 for p in (site / "api" / "job" / "added").rglob("*") if p.is_file())
+    assert job_files < report.files_written < job_files + 12
     again = build(BuildOptions(example_logs, site))
     assert again.up_to_date
     assert again.published == 13 and sorted(again.skipped) == ["incomplete", "malformed"]

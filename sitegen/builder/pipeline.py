@@ -464,17 +464,21 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             publication.publish()
         else:
             gone = sorted((old_roots - new_roots) | (previous - site_files))
-            publication.update(moves, writer.written_names(), gone, finish=state.commit)
+            listing = writer.written_names()
+            replaced = publication.update(moves, listing, gone, finish=state.commit)
             report.site_bytes = state.site_bytes(options.output)
     except BaseException:
         if full and state is not None:
             state.close()
         publication.discard()
         raise
+    if full:
+        replaced = writer.files_written, writer.bytes_written
+    # Site-wide files count when they reached the site: in place, unchanged ones do not.
     report.files_written = sum(f.files for n, f in fresh.items() if n in chosen.published)
-    report.files_written += writer.files_written
+    report.files_written += replaced[0]
     report.bytes_written = sum(f.bytes for n, f in fresh.items() if n in chosen.published)
-    report.bytes_written += writer.bytes_written
+    report.bytes_written += replaced[1]
     report.seconds = time.perf_counter() - run.started
     return report
 

@@ -138,6 +138,16 @@ class SiteWriter:
         os.rename(source, path)
 
 
+def _same_bytes(new: Path, old: Path) -> bool:
+    """Tell whether the published file ``old`` already holds exactly ``new``'s bytes."""
+    try:
+        if old.is_symlink() or new.stat().st_size != old.stat().st_size:
+            return False
+        return new.read_bytes() == old.read_bytes()
+    except OSError:  # not there (or not readable): replace it
+        return False
+
+
 def _prune_empty(directory: Path, stop: Path) -> None:
     """Remove ``directory`` and its parents while they are empty, up to ``stop``."""
     while directory != stop and directory.is_relative_to(stop):
@@ -292,13 +302,15 @@ class Publication:
         listing: list[str],
         remove: list[str],
         finish: Callable[[], None],
-    ) -> None:
+    ) -> tuple[int, int]:
         """Update the published site in place from the staging directory.
 
         Each step is atomic and the order keeps the site consistent: job directories
         appear (or are exchanged) before any listing names them, listings are replaced
         file by file, and removed jobs go only once nothing lists them. ``finish`` (the
         state's commit) runs last, so a killed update is redone by the next build.
+        A listing file whose bytes did not change is left as it is (its time too, for
+        caches); returns how many listing files were replaced, and their bytes.
         """
         out = SiteWriter(self.output)
         trash = self.staging / ".trash"
@@ -311,9 +323,15 @@ class Publication:
             elif not _exchange(source, target):
                 os.rename(target, trash / f"job{n}")
                 os.rename(source, target)
+        replaced = replaced_bytes = 0
         for rel in listing:
+            source, target = self.staging / rel, out.target(rel)
+            if _same_bytes(source, target):
+                continue
             out.ensure_parent(rel)
-            os.replace(self.staging / rel, out.target(rel))
+            replaced += 1
+            replaced_bytes += source.stat().st_size
+            os.replace(source, target)
         for n, rel in enumerate(remove):
             target = out.target(rel)
             if target.exists() or target.is_symlink():
@@ -321,6 +339,7 @@ class Publication:
                 _prune_empty(target.parent, self.output)
         finish()
         shutil.rmtree(self.staging)
+        return replaced, replaced_bytes
 
     def publish(self) -> None:
         """Make the staging directory the output; a reader sees the old or the new site."""
