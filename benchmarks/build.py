@@ -3,7 +3,7 @@
 Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 tasks, ~430 MB)
       python benchmarks/build.py --jobs 20 --tasks 10 --small-jobs 200   (a quick smoke run)
       python benchmarks/build.py --work-dir /dev/shm/sitegen-bench    (in memory: no disk cost)
-      python benchmarks/build.py --scale-jobs 100000   (also line 8: a 100,000-job site)
+      python benchmarks/build.py --scale-jobs 1000,10000,100000   (also line 8: scale)
 
 Every number comes from this one run on the same corpus; the last lines print the ratios.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import contextlib
+import itertools
 import json
 import os
 import resource
@@ -35,7 +36,7 @@ from sitegen.eventlog.discover import discover
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.schema import Envelope, TaskEnd
-from sitegen.examples.generator import JobSpec, write_corpus, write_log
+from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_corpus, write_log
 from sitegen.layout import PARTS_DIR
 from sitegen.render import jobpage
 from sitegen.render import pages as pages_module
@@ -354,19 +355,90 @@ def add_then_rebuild(logs: Path, site: Path, stages: int, tasks: int) -> tuple[R
         added.unlink()
 
 
-def scale(work: Path, jobs: int) -> None:
-    """Time a build, one new log and a no-op on a site of ``jobs`` small jobs (line 8)."""
+def _json_build(logs: Path, site: Path, *extra: str) -> tuple[float, int, dict[str, Any]]:
+    """Run a build with ``--format json``: seconds, peak tree RSS and its summary."""
+    seconds, peak, line = run_build(logs, site, "--format", "json", *extra)
+    cpu, summary = line.split("; ", 1)
+    # CPU of all its processes: on a loaded machine wall time says more about the load.
+    return seconds, peak, {**json.loads(summary), "cpu": float(cpu.split()[1])}
+
+
+class Change:
+    """What one incremental build did: seconds, peak RSS, files and bytes it wrote."""
+
+    def __init__(self, site: Path, run: tuple[float, int, dict[str, Any]]) -> None:
+        self.seconds, self.rss, summary = run
+        self.cpu = summary["cpu"]
+        self.files = summary["files_written"]
+        # /api/jobs aside: Ballista's contract makes it one array of every job.
+        self.bytes = summary["bytes_written"] - (site / "api" / "jobs").stat().st_size
+
+    def text(self) -> str:
+        """Return the figures as the scale line prints them."""
+        return (
+            f"{self.seconds:.2f} s (CPU {self.cpu:.2f} s), {self.files} files, "
+            f"{self.bytes / 1e3:.0f} kB, {self.rss / 2**20:.0f} MB"
+        )
+
+
+def scale_run(work: Path, jobs: int) -> dict[str, Any]:
+    """Build ``jobs`` small jobs, then time each kind of change and a no-op (line 8)."""
     logs = corpus(work / f"corpus-{jobs}x2x10", jobs, 2, 10)
-    site = work / "out" / "site-scale"
-    # Only when asked: removing a 100,000-job site takes minutes.
+    site = work / "out" / f"site-scale-{jobs}"
     shutil.rmtree(site, ignore_errors=True)
-    full, rss_full, _ = run_build(logs, site)
-    (incr, rss_incr, _), (noop, rss_noop, _) = add_then_rebuild(logs, site, 2, 10)
+    full, rss_full, built = _json_build(logs, site)
+    # The corpus's 16 parts each start at the base time, one job a minute.
+    middle = BASE_TIME_MS + max(1, jobs // 32) * 60_000 + 123
+    newest = BASE_TIME_MS + jobs * 60_000
+    added: list[Path] = []
+    victim = sorted(logs.glob("*.eventlog"))[jobs // 2]
+    aside = work / f"removed-{victim.name}"
+    changes: dict[str, Change] = {}
+    try:
+
+        def add(job_id: str, start_ms: int) -> None:
+            spec = JobSpec(job_id, "tpch-q99", stages=2, tasks_per_stage=10, start_ms=start_ms)
+            added.append(write_log(logs, spec, seed=len(added)))
+
+        add("bench-new", newest)
+        changes["new"] = Change(site, _json_build(logs, site))
+        victim.rename(aside)
+        changes["removed"] = Change(site, _json_build(logs, site))
+        add("bench-middle", middle)
+        changes["inserted"] = Change(site, _json_build(logs, site))
+        limit = ("--max-jobs", str(jobs + 1))  # all of them: the next new job drops the oldest
+        _json_build(logs, site, *limit)
+        add("bench-newer", newest + 60_000)
+        changes["max-jobs"] = Change(site, _json_build(logs, site, *limit))
+        noop, rss_noop, idle = _json_build(logs, site, *limit)
+    finally:
+        for path in added:
+            path.unlink()
+        if aside.exists():
+            aside.rename(victim)
+    detail = "; ".join(f"{name} {c.text()}" for name, c in changes.items())
     print(
-        f"8 at {jobs:,} small jobs: build {full:.1f} s ({rss_full / 2**20:.0f} MB), "
-        f"one new log {incr:.2f} s ({rss_incr / 2**20:.0f} MB, {incr / full:.3f} of the build), "
-        f"no-op {noop:.2f} s ({rss_noop / 2**20:.0f} MB, {noop / full:.3f})"
+        f"8 at {jobs:,} small jobs: build {full:.1f} s (CPU {built['cpu']:.1f} s, "
+        f"{rss_full / 2**20:.0f} MB, site {built['site_bytes'] / 1e6:.0f} MB); {detail}; "
+        f"no-op {noop:.2f} s (CPU {idle['cpu']:.2f} s, {rss_noop / 2**20:.0f} MB)"
     )
+    return {"jobs": jobs, "full": full, "rss": rss_full, "noop": noop, "changes": changes}
+
+
+def scale(work: Path, sizes: list[int]) -> None:
+    """Run the scale line at each size, then print how each figure grows between sizes."""
+    runs = [scale_run(work, jobs) for jobs in sizes]
+    for small, big in itertools.pairwise(runs):
+        worst = max(big["changes"].values(), key=lambda c: c.seconds)
+        files = {name: c.files for name, c in big["changes"].items()}
+        same = all(files[n] == small["changes"][n].files for n in files)
+        print(
+            f"8 growth {small['jobs']:,} -> {big['jobs']:,} jobs "
+            f"({big['jobs'] / small['jobs']:.0f}x): build {big['full'] / small['full']:.2f}x, "
+            f"peak RSS {big['rss'] / small['rss']:.2f}x, no-op {big['noop'] / small['noop']:.2f}x, "
+            f"slowest change {worst.seconds:.2f} s; files rewritten per change "
+            f"{'the same' if same else 'NOT the same'} ({files})"
+        )
 
 
 def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
@@ -376,13 +448,15 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     from sitegen.publish.writer import SiteWriter
     from sitegen.render import trend_pages
 
-    record = manifest.load(site)
-    assert record is not None
-    outcomes = [e.outcome for e in record.logs.values() if e.published]
-    jobs = [o.summary for o in outcomes if o.summary]
+    state = manifest.open_published(site)
+    assert state is not None
+    try:
+        jobs = list(state.newest())
+    finally:
+        state.close()
     started = time.perf_counter()
     found = recurring.trends(jobs)
-    contexts_by_log(found, outcomes, range(len(outcomes)))
+    contexts_by_log(found, dict(enumerate(j.job_id for j in jobs)))
     failures.failure_groups(jobs)
     insights.worst_jobs(jobs, recurring.all_regressions(jobs))
     insights.flagged_executors(jobs)
@@ -406,10 +480,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--scale-jobs",
-        type=int,
-        default=0,
-        help="also time build, one new log and no-op at this many small jobs (line 8; "
-        "100000 takes about 5 minutes)",
+        default="",
+        help="also build this many small jobs (a comma list: 1000,10000,100000) and time a new, "
+        "a removed, an inserted log, one under --max-jobs, and a no-op (line 8)",
     )
     parser.add_argument(
         "--table-rows", type=int, default=800_000, help="tasks in the one-stage task table timed"
@@ -420,9 +493,16 @@ def main() -> None:
         default=Path(".bench"),
         help="where the corpora and outputs go (git-ignored; put it on the disk the site lives on)",
     )
+    parser.add_argument(
+        "--scale-only", action="store_true", help="run only the scale line (8) of --scale-jobs"
+    )
     args = parser.parse_args()
 
     work = args.work_dir
+    if args.scale_only:
+        compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
+        scale(work, [int(n) for n in args.scale_jobs.split(",")])
+        return
     logs = corpus(
         work / f"corpus-{args.jobs}x{args.stages}x{args.tasks}", args.jobs, args.stages, args.tasks
     )
@@ -503,7 +583,7 @@ def main() -> None:
         f"{(analysis + trend_html) / t_small:.3f} of that build"
     )
     if args.scale_jobs:
-        scale(work, args.scale_jobs)
+        scale(work, [int(n) for n in args.scale_jobs.split(",")])
     print(f"3/1 full build / naive:       {t_full / t_naive:.3f}")
     print(f"3/2 full build / floor:       {t_full / t_floor:.3f}")
     print(f"4/3 incremental / full build: {t_incr / t_full:.3f}")

@@ -38,6 +38,24 @@ class BaseUrl(click.ParamType):  # type: ignore[type-arg]
             self.fail(str(exc), param, ctx)
 
 
+class Size(click.ParamType):  # type: ignore[type-arg]
+    """A size in bytes: ``500MB``, ``1GB``, ``1.5GiB``."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """Turn the text into bytes (bad values are usage errors, exit 2)."""
+        from sitegen.builder.sitesize import parse_size
+        from sitegen.errors import UsageError
+
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except UsageError as exc:
+            self.fail(exc.message, param, ctx)
+
+
 def _config_callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Load ``sitegen.toml`` (or --config) into the command's defaults, before other options."""
     path = config.find(value)
@@ -121,6 +139,13 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             is_flag=True,
             help="Publish an empty site when the log dirs hold no logs, even over a site "
             "with jobs (refused by default: an unmounted volume or a wrong path).",
+        ),
+        click.option(
+            "--max-site-size",
+            type=Size(),
+            default=None,
+            help="Keep only the newest completed jobs that fit in this size (500MB, 1GB); "
+            "raw logs are left out first when that lets more jobs fit. [default: no limit]",
         ),
         click.option(
             "--raw-logs/--no-raw-logs",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from typing import Protocol, TypeVar
 
 import msgspec
 
@@ -173,7 +174,20 @@ class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):
     last_event_time: int
 
 
-def newest_first(jobs: Iterable[JobSummary]) -> list[JobSummary]:
+class Dated(Protocol):
+    """Anything listed like a job: an id and a start time."""
+
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def start_time(self) -> int: ...
+
+
+D = TypeVar("D", bound=Dated)
+
+
+def newest_first(jobs: Iterable[D]) -> list[D]:
     """Order jobs as the API and the TUI do: newest start first, ties by id."""
     ordered = sorted(jobs, key=lambda j: j.job_id)
     ordered.sort(key=lambda j: j.start_time, reverse=True)

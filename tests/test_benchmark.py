@@ -24,7 +24,7 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
             "--table-rows",
             "2000",
             "--scale-jobs",
-            "12",
+            "60,120",
             "--work-dir",
             str(tmp_path),
         ],
@@ -50,9 +50,19 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
         run.stdout,
         flags=re.M,
     )
+    change = r"[0-9.]+ s \(CPU [0-9.]+ s\), (\d+) files, \d+ kB, \d+ MB"
+    scale = re.findall(
+        rf"^8 at (\d+) small jobs: build [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB, site \d+ MB\); "
+        rf"new {change}; removed {change}; inserted {change}; max-jobs {change}; "
+        rf"no-op [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB\)$",
+        run.stdout,
+        flags=re.M,
+    )
+    assert [s[0] for s in scale] == ["60", "120"]
+    assert all(int(n) > 0 for s in scale for n in s[1:])  # each change rewrote something
     assert re.search(
-        r"^8 at 12 small jobs: build [0-9.]+ s \(\d+ MB\), one new log [0-9.]+ s "
-        r"\(\d+ MB, [0-9.]+ of the build\), no-op [0-9.]+ s \(\d+ MB, [0-9.]+\)$",
+        r"^8 growth 60 -> 120 jobs \(2x\): build [0-9.]+x, peak RSS [0-9.]+x, no-op [0-9.]+x, "
+        r"slowest change [0-9.]+ s; files rewritten per change",
         run.stdout,
         flags=re.M,
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sitegen.cli import cli
+from sitegen.layout import MANIFEST_NAME
 
 
 def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path) -> None:
@@ -20,12 +21,16 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     seconds = summary.pop("seconds")
     assert isinstance(seconds, float) and 0 < seconds < 60
     problems = summary.pop("problems")
-    files = [p for p in out.rglob("*") if p.is_file()]
+    # Every file of the site; the build's state aside (not served, not counted).
+    files = [p for p in out.rglob("*") if p.is_file() and p.name != MANIFEST_NAME]
     assert summary == {
         "output": str(out),
         "logs": 27,
         "jobs_published": 25,
         "jobs_outside_retention": 0,
+        "jobs_over_size_limit": 0,
+        "raw_logs_left_out": False,
+        "site_bytes": sum(p.stat().st_size for p in files),
         "classifications": {
             "completed": 25,
             "incomplete": 1,

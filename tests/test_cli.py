@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sitegen import __version__
 from sitegen.builder.pipeline import BuildReport
 from sitegen.cli import cli
+from sitegen.layout import MANIFEST_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,8 +31,15 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     lines = _normalise(result.output).splitlines()
-    files = sum(1 for p in out.rglob("*") if p.is_file())
-    assert lines[0] == f"Published 25 jobs from 27 logs to {out} ({files} files) in X s."
+    files = sum(1 for p in out.rglob("*") if p.is_file() and p.name != MANIFEST_NAME)
+    site_mb = (
+        sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+        - (out / MANIFEST_NAME).stat().st_size
+    )
+    assert lines[0] == (
+        f"Published 25 jobs from 27 logs to {out} ({files} files; site {site_mb / 1e6:.1f} MB) "
+        "in X s."
+    )
     assert lines[1] == "Skipped 2 logs: 1 incomplete, 1 malformed."
     assert lines[2] == (
         "  malformed: 0d9TH4Q.eventlog:14: malformed JobEnd: Expected `int`, got `str`"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,10 +10,19 @@ import pytest
 from sitegen.builder import manifest
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.eventlog import rawlog
-from sitegen.examples.generator import BASE_TIME_MS, RECURRING_NAME, JobSpec, generate_job
+from sitegen.examples.generator import (
+    BASE_TIME_MS,
+    RECURRING_NAME,
+    JobSpec,
+    generate_job,
+    write_log,
+)
+from sitegen.layout import MANIFEST_NAME
 from sitegen.model import Problem, ProblemKind
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
+
+STATE = MANIFEST_NAME
 
 
 def assert_same_as_clean(logs: Path, incremental: Path, tmp_path: Path, name: str) -> None:
@@ -105,10 +115,19 @@ def test_incremental_builds_equal_clean_builds(tmp_path: Path, example_logs: Pat
 def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
-    write(example_logs / "other.eventlog", job_lines("other", name="a name of its own"))
+    unchanged = [site / "static" / "tables.js", site / "404.html", site / ".htaccess"]
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in unchanged]
+    # A name of its own: a new run of a recurring name also rebuilds its predecessor.
+    lines = job_lines("added", name="a name of its own", start_ms=5_000_000_000_000)
+    write(example_logs / "added.eventlog", lines)
     report = build(BuildOptions(example_logs, site))
     assert report.rebuilt == 1
     assert report.published == 26
+    # Site-wide files whose bytes did not change stay as they were (and are not counted).
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in unchanged] == before
+    job_files = sum(1 for p in (site / "jobs" / "added").rglob("*") if p.is_file())
+    job_files += sum(1 for p in (site / "api" / "job" / "added").rglob("*") if p.is_file())
+    assert job_files < report.files_written < job_files + 12
     again = build(BuildOptions(example_logs, site))
     assert again.up_to_date
     assert again.published == 26 and sorted(again.skipped) == ["incomplete", "malformed"]
@@ -166,28 +185,64 @@ def test_clean_and_changed_options_rebuild_everything(tmp_path: Path, example_lo
     assert report.rebuilt == report.logs == 27
 
 
-def test_damaged_manifest_means_full_build(tmp_path: Path, example_logs: Path) -> None:
+def _corrupt(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page: SQLite cannot read its tables
+    path.write_bytes(bytes(data))
+
+
+def _corrupt_rows(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    # Past the schema: the pages of the log table, which only a query of them reads.
+    data[8192:] = b"\x5a" * (len(data) - 8192)
+    path.write_bytes(bytes(data))
+
+
+def _truncate(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.truncate(path.stat().st_size // 2)
+
+
+def _garbage(path: Path) -> None:
+    path.write_text("{not a database")
+
+
+DAMAGES: list[Callable[[Path], None]] = [_corrupt, _corrupt_rows, _truncate, _garbage, Path.unlink]
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.__name__)
+def test_damaged_or_missing_state_means_full_build(
+    tmp_path: Path, example_logs: Path, damage: Callable[[Path], None]
+) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
-    (site / ".sitegen-manifest.json").write_text("{not json")
+    add(example_logs)  # what the damaged state would have got wrong, had it been trusted
+    damage(site / STATE)
     report = build(BuildOptions(example_logs, site))
-    assert report.rebuilt == 27
+    assert report.rebuilt == report.logs == 28
     assert_same_as_clean(example_logs, site, tmp_path, "damaged")
+    assert build(BuildOptions(example_logs, site)).up_to_date
 
 
-def test_manifest_of_another_layout_means_full_build(tmp_path: Path, example_logs: Path) -> None:
+def test_state_of_another_layout_means_full_build(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
-    path = site / ".sitegen-manifest.json"
-    record = json.loads(path.read_bytes())
-    assert record["format"] == manifest.FORMAT
-    del record["format"]  # as a sitegen of the same version wrote it before the field existed
-    path.write_text(json.dumps(record))
-    assert build(BuildOptions(example_logs, site)).rebuilt == 27
-    record["format"] = manifest.FORMAT + 1
-    path.write_text(json.dumps(record))
+    with sqlite3.connect(site / STATE) as db:
+        (value,) = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+        assert value == str(manifest.FORMAT)
+        db.execute("UPDATE meta SET value = ? WHERE name = 'format'", (str(manifest.FORMAT + 1),))
+    db.close()
     assert build(BuildOptions(example_logs, site)).rebuilt == 27
     assert build(BuildOptions(example_logs, site)).up_to_date
+
+
+def test_site_of_the_json_manifest_is_replaced(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / ".sitegen-manifest.json").write_text("{}")  # as sitegen before the state wrote
+    (site / "index.html").write_text("old")
+    assert build(BuildOptions(example_logs, site)).rebuilt == 27
+    assert not (site / ".sitegen-manifest.json").exists()
 
 
 def test_a_note_rebuilds_only_its_job(tmp_path: Path, example_logs: Path) -> None:
@@ -254,7 +309,9 @@ def test_an_unreadable_note_is_a_warning_naming_it_until_fixed(
     note.unlink()
     note.mkdir()  # a directory where the note should be
     report = build(BuildOptions(example_logs, site))
-    assert [p.message for p in note_problems(report)] == ["cannot read the note: Is a directory"]
+    assert [p.message for p in note_problems(report)] == [
+        "skipped: a directory, not a regular file"
+    ]
 
     note.rmdir()
     note.write_text("Café is down")
@@ -263,3 +320,81 @@ def test_an_unreadable_note_is_a_warning_naming_it_until_fixed(
     assert "Café is down" in page.read_text()
     assert "unreadable-note" not in problems_page.read_text()
     assert_same_as_clean(example_logs, site, tmp_path, "note-fixed")
+
+
+# A history with archive pages: 110 small jobs 15 minutes apart (96 a day: the first day
+# splits into 12-hour pages), and what each step of the sequence does to it.
+HOURLY = 15 * 60_000
+
+
+def small_job(logs: Path, n: int, start_ms: int) -> None:
+    spec = JobSpec(f"job{n:03d}", f"query {n}", stages=1, tasks_per_stage=1, executors=1)
+    spec.start_ms = start_ms
+    write_log(logs, spec, seed=n)
+
+
+def snapshot(site: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(site)): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in site.rglob("*")
+        if p.is_file()
+    }
+
+
+def rewritten(before: dict[str, tuple[int, int]], site: Path) -> list[str]:
+    """Return the listing files (list/*) that a build wrote or removed."""
+    after = snapshot(site)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    return sorted(k for k in changed if k.startswith("list/"))
+
+
+def test_listing_pages_do_not_shift(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(110):
+        small_job(logs, n, BASE_TIME_MS + n * HOURLY)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    pages = len(list((site / "list").iterdir()))
+    assert pages >= 6
+    newest = BASE_TIME_MS + 110 * HOURLY
+
+    def add_newest(max_jobs: int | None) -> int | None:
+        small_job(logs, 1000, newest)
+        return max_jobs
+
+    def insert_long_job(max_jobs: int | None) -> int | None:
+        # Started early (in the middle of the time order), finished just now.
+        spec = JobSpec("long", "long report", stages=2, tasks_per_stage=2, executors=1)
+        spec.start_ms = BASE_TIME_MS + 30 * HOURLY + 1
+        write_log(logs, spec, seed=5)
+        return max_jobs
+
+    def remove_middle(max_jobs: int | None) -> int | None:
+        (logs / "job040.eventlog").unlink()
+        return max_jobs
+
+    def keep_108(max_jobs: int | None) -> int | None:
+        return 108  # of 111: the three oldest leave
+
+    def add_under_retention(max_jobs: int | None) -> int | None:
+        small_job(logs, 1001, newest + HOURLY)  # the oldest kept job leaves the site
+        return max_jobs
+
+    def keep_all(max_jobs: int | None) -> int | None:
+        return None
+
+    limit: int | None = None
+    steps = [add_newest, insert_long_job, remove_middle, keep_108, add_under_retention, keep_all]
+    for step in steps:
+        limit = step(limit)
+        before = snapshot(site)
+        report = build(BuildOptions(logs, site, max_jobs=limit))
+        assert report.rebuilt <= (4 if step is keep_all else 1), step.__name__  # dropped: 4
+        clean = tmp_path / f"clean-{step.__name__}"
+        build(BuildOptions(logs, clean, max_jobs=limit))
+        assert tree(site) == tree(clean), step.__name__
+        changed = rewritten(before, site)
+        # Its page and its day's find part; under retention also the oldest page and its
+        # part: at most 4 listing files, however many jobs there are.
+        assert len(changed) <= 4, (step.__name__, changed)

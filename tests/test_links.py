@@ -57,21 +57,31 @@ def test_odd_ids_round_trip_through_links(odd_site: Path) -> None:
         assert stage_links and all(quote(job_id, safe="") in link for link in stage_links)
 
 
-def test_jobs_list_is_paginated(tmp_path: Path) -> None:
+def test_jobs_list_is_paged_by_time(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
-    for n in range(53):
+    for n in range(53):  # one a second: more than a page in a minute, so pages of 30 s
         spec = JobSpec(job_id=f"job{n:03d}", job_name="q", stages=1, tasks_per_stage=1)
         spec.start_ms = BASE_TIME_MS + n * 1000
         write_log(logs, spec, seed=n)
     build(BuildOptions(log_dirs=logs, output=tmp_path / "site", workers=1))
     site = tmp_path / "site"
-    first, second = site / "index.html", site / "list" / "2" / "index.html"
+    first = site / "index.html"
     assert first.read_text().count('href="jobs/job') == 50
     assert "job052" in first.read_text()  # newest first
-    assert second.read_text().count('href="../../jobs/job') == 3
-    assert "list/2/index.html" in parse(first).links
-    assert not (site / "list" / "3").exists()
+    archive = sorted((site / "list").glob("*.html"))
+    listed = [[x for x in parse(p).links if x.startswith("../jobs/job")] for p in archive]
+    assert 2 <= len(archive) <= 3 and all(0 < len(jobs) <= 50 for jobs in listed)
+    assert sorted(x for jobs in listed for x in jobs) == [
+        f"../jobs/job{n:03d}/index.html" for n in range(53)
+    ]
+    assert all(p.name.endswith("-30s.html") for p in archive)
+    assert "Older" not in archive[0].read_text() and "Newer" in archive[0].read_text()
+    # The front page leads to the page of the first job it does not show (job002).
+    (older,) = [
+        p for p, jobs in zip(archive, listed, strict=True) if any("job002" in x for x in jobs)
+    ]
+    assert f"list/{older.name}" in parse(first).links
     assert broken_links(site) == []
 
 

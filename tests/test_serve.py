@@ -108,7 +108,8 @@ def test_serves_exact_api_bytes_and_injects_only_html(
     assert page.headers["content-type"] == "text/html; charset=utf-8"
     assert page.body.count(b'<script src="/__sitegen/livereload.js"></script>') == 1
     assert get(port, "/api/job/missing").status == 404
-    assert get(port, "/.sitegen-manifest.json").status == 404
+    assert (site / ".sitegen-state.sqlite").is_file()
+    assert get(port, "/.sitegen-state.sqlite").status == 404
     assert get(port, "/__sitegen/livereload.js").status == 200
 
 

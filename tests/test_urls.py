@@ -17,11 +17,13 @@ def test_links_are_relative_and_encoded() -> None:
     assert link.static("style.css") == "../../static/style.css"
     assert link.api("job/{job_id}/dot", job_id="x y") == "../../api/job/x%20y/dot"
     assert link.api("job/{job_id}", job_id="x y") == "../../api/job/x%20y/index.json"
-    assert Linker(PurePosixPath("index.html")).jobs(3) == "list/3/index.html"
+    assert Linker(PurePosixPath("index.html")).jobs("2026-01-02") == "list/2026-01-02.html"
+    assert Linker(urls.list_page("2026-01-02T10")).jobs() == "../index.html"
 
 
 def test_list_pages_cannot_collide_with_job_ids() -> None:
-    assert urls.jobs_list(2).parts[0] != urls.JOBS_DIR
+    assert urls.list_page("2026-01-02").parts[0] != urls.JOBS_DIR
+    assert urls.find_part("2026-01-02").parts[0] != urls.JOBS_DIR
 
 
 def test_stage_segments_are_safe_and_unique() -> None:
@@ -38,7 +40,11 @@ def test_lane_anchor_is_a_safe_token() -> None:
 
 
 def test_fast_links_match_the_url_table() -> None:
-    for page in (PurePosixPath("index.html"), urls.jobs_list(7), urls.stage_page("x", "1")):
+    for page in (
+        PurePosixPath("index.html"),
+        urls.list_page("2026-01-02"),
+        urls.stage_page("x", "1"),
+    ):
         link = Linker(page)
         for job_id in ("abc", "a b%#?+é"):
             assert link.job(job_id) == urls.href(page, urls.job_page(job_id))

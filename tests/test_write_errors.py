@@ -57,3 +57,30 @@ def test_a_real_full_disk(tmp_path: Path, example_logs: Path) -> None:
     assert run.stdout.splitlines() == ["exit=1", "site"]  # no staging dir left behind
     assert len(tree(before)) > 100
     assert tree(after) == tree(before)
+
+
+def test_parts_dir_that_cannot_be_removed_fails_the_build(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitegen.builder.pipeline import BuildOptions, build
+    from sitegen.errors import PublishError
+    from sitegen.layout import PARTS_DIR
+    from sitegen.publish import writer
+
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    before = tree(site)
+    real = writer.shutil.rmtree
+
+    def stuck(path: Path, *args: object, **kwargs: object) -> None:
+        if Path(path).name == PARTS_DIR:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer.shutil, "rmtree", stuck)
+    # Published, the part dirs would be served: the build fails and the site stays as it was.
+    with pytest.raises(PublishError, match="Permission denied"):
+        build(BuildOptions(example_logs, site, clean=True))
+    assert tree(site) == before
+    assert not (site / PARTS_DIR).exists()
+    assert [p.name for p in tmp_path.iterdir() if "staging" in p.name] == []

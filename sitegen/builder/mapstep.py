@@ -7,7 +7,7 @@ only when there is work to do: a build with nothing to do starts fast.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -104,6 +104,11 @@ def root_parents(pages: PageRenderer) -> set[str]:
     return {str(API_JOBS_DIR), *pages.job_dirs_parents()}
 
 
+def part_dir(staging: Path, n: int) -> Path:
+    """Return the part directory of the ``n``-th log, for a job whose directories were taken."""
+    return staging / PARTS_DIR / str(n)
+
+
 def _claim(staging: Path, roots: list[str], part: Path) -> Path:
     """Return where to write a job: the staging dir, or the log's part dir if taken."""
     # Writing in place when this log is first to claim the job's directories (nearly
@@ -185,24 +190,21 @@ def map_logs(
     staging: Path,
     pages: PageRenderer,
     workers: int | None,
+    on_result: Callable[[int, LogOutcome, bool], None],
     progress: Progress | None = None,
     contexts: Mapping[int, RunContext] | None = None,
-) -> tuple[dict[int, LogOutcome], set[int]]:
+) -> None:
     """Run the map step over ``(index, log)`` pairs, in parallel when it pays.
 
-    Returns every log's outcome, and which logs were written to their part directory
-    (``PARTS_DIR/<index>``) rather than straight into the staging dir. ``contexts`` holds
-    the run context of the logs that have one, by index.
+    Hands each log's outcome to ``on_result`` as it arrives, with whether the log was
+    written to its part directory (``part_dir``) rather than straight into the staging
+    dir: the caller records it and keeps only what it needs, not every outcome.
+    ``contexts`` holds the run context of the logs that have one, by index.
     """
     found = contexts or {}
-    tasks = [(log, staging, staging / PARTS_DIR / str(n), pages, found.get(n)) for n, log in logs]
-    results: dict[int, LogOutcome] = {}
-    in_parts: set[int] = set()
+    tasks = [(log, staging, part_dir(staging, n), pages, found.get(n)) for n, log in logs]
     with pool_map(_process_star, tasks, workers) as outcomes:
         for (n, _), (outcome, parted) in zip(logs, outcomes, strict=True):
-            results[n] = outcome
-            if parted:
-                in_parts.add(n)
+            on_result(n, outcome, parted)
             if progress:
                 progress.advance()
-    return results, in_parts

@@ -1,25 +1,33 @@
-"""The build pipeline: a map over independent logs, a small reduce, an atomic publish."""
+"""The build pipeline: a map over independent logs, a small reduce, an atomic publish.
+
+Each step is its own function: plan what the state lets us reuse, stop early when nothing
+changed, map the changed logs, select what the site keeps, map the logs that selection
+newly publishes, record it all in the state, reduce, and publish. Only ``sitegen.publish``
+touches the staging and output trees.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import os
-import shutil
+import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen import __version__
 from sitegen.builder import gcpause, guard, manifest
-from sitegen.builder.manifest import LogEntry, LogOutcome, Manifest
+from sitegen.builder.manifest import Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age, retained
+from sitegen.builder.sitesize import fits
 from sitegen.errors import PublishError, SitegenError, UsageError
 from sitegen.eventlog.classify import Candidate, duplicates
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
-from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME, PARTS_DIR
+from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 from sitegen.publish.buildlock import exclusive
 from sitegen.publish.writer import Publication, SiteWriter
@@ -29,14 +37,15 @@ from sitegen.render.templates import template_sources
 if TYPE_CHECKING:
     from sitegen.builder.mapstep import Progress
     from sitegen.publish.archive import ArchiveResult
+    from sitegen.render.pages import PageRenderer
 
 
 @dataclass(frozen=True)
 class BuildOptions:
     """Everything a build depends on."""
 
-    # One directory, or several (current + archive, several schedulers).
-    log_dirs: Path | tuple[Path, ...]
+    # Current + archive, several schedulers: one or more directories.
+    log_dirs: tuple[Path, ...]
     output: Path
     strict: bool = False
     workers: int | None = None
@@ -50,9 +59,11 @@ class BuildOptions:
     base_url: str | None = None
     # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
     archive: Path | None = None
-    # Retention of the site (logs are never touched): the newest N, those ended recently.
+    # Retention of the site (logs are never touched): the newest N, those ended recently,
+    # the newest that fit in this many bytes.
     max_jobs: int | None = None
     max_age: str | None = None
+    max_site_size: int | None = None
     # Publish each job's original log, gzip-compressed, beside its pages.
     raw_logs: bool = True
     # Let log dirs without any log replace a site that has jobs (see builder/guard.py).
@@ -61,9 +72,12 @@ class BuildOptions:
     follow_links: bool = False
 
     def __post_init__(self) -> None:
-        """Accept one directory where a tuple of them is meant."""
-        if isinstance(self.log_dirs, Path):
-            object.__setattr__(self, "log_dirs", (self.log_dirs,))
+        """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
+        dirs: object = self.log_dirs
+        if isinstance(dirs, str | os.PathLike):
+            object.__setattr__(self, "log_dirs", (Path(dirs),))
+        else:
+            object.__setattr__(self, "log_dirs", tuple(Path(d) for d in self.log_dirs))
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work
         if self.base_url is not None:
@@ -75,7 +89,7 @@ class BuildOptions:
     @property
     def dirs(self) -> tuple[Path, ...]:
         """Return the event-log directories."""
-        return self.log_dirs if isinstance(self.log_dirs, tuple) else (self.log_dirs,)
+        return self.log_dirs
 
 
 # Options that change how a build runs, or which jobs are listed, but not a byte of
@@ -90,6 +104,7 @@ RUN_OPTIONS = frozenset(
         "archive",
         "max_jobs",
         "max_age",
+        "max_site_size",
         "allow_empty",
     }
 )
@@ -101,7 +116,7 @@ class BuildReport:
 
     output: Path
     logs: int
-    jobs: list[JobSummary]
+    published: int
     running: list[RunningJob]
     problems: list[Problem]
     files_written: int
@@ -109,15 +124,27 @@ class BuildReport:
     seconds: float
     rebuilt: int = 0
     up_to_date: bool = False
-    # Completed jobs left off the site by --max-jobs / --max-age.
+    # Completed jobs left off the site by --max-jobs / --max-age, and by --max-site-size.
     retention_dropped: int = 0
+    size_dropped: int = 0
+    # Whether the raw logs were left out so that more jobs fit in --max-site-size.
+    raw_logs_dropped: bool = False
+    # Bytes of the published site (its jobs' files and the site-wide files).
+    site_bytes: int = 0
     classifications: dict[str, int] = field(default_factory=dict)
     archive: ArchiveResult | None = None
 
     @property
-    def published(self) -> int:
-        """Return the number of jobs published."""
-        return len(self.jobs)
+    def jobs(self) -> list[JobSummary]:
+        """Return the published jobs, newest first, read from the site's state when asked."""
+        # Not held: at 100,000 jobs that is most of a build's memory, and few callers ask.
+        state = manifest.open_published(self.output)
+        if state is None:
+            return []
+        try:
+            return list(state.newest())
+        finally:
+            state.close()
 
     @property
     def skipped(self) -> Counter[str]:
@@ -128,7 +155,7 @@ class BuildReport:
 def check_paths(options: BuildOptions) -> None:
     """Refuse option combinations that could lose logs or a published site."""
     out = options.output.resolve()
-    for log_dir in options.dirs:
+    for log_dir in options.log_dirs:
         check_log_dir(log_dir)
         logs = log_dir.resolve()
         if out == logs or out.is_relative_to(logs):
@@ -139,40 +166,47 @@ def check_paths(options: BuildOptions) -> None:
             raise UsageError("event-log dir must not be inside the output dir", options.output)
 
 
-def resolve_duplicates(outcomes: list[LogOutcome]) -> dict[int, Problem]:
-    """Keep the later-completed log per job id; return a problem for each other one."""
-    return duplicates(
-        [
-            Candidate(o.summary.job_id, o.summary.completed_at, o.file) if o.summary else None
-            for o in outcomes
-        ]
-    )
-
-
 def build_timestamp() -> float:
     """Return the build time, honouring SOURCE_DATE_EPOCH for reproducible sites."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     return float(epoch) if epoch else time.time()
 
 
-def _unchanged(log: LogFile, entry: LogEntry | None) -> LogEntry | None:
-    """Return the manifest entry when the log is unchanged since it was built."""
-    if entry is None or entry.size != log.size:
-        return None
-    if entry.mtime_ns == log.mtime_ns:
-        return entry
-    # Touched (copied, restored) but maybe not changed: the content hash decides.
-    if entry.outcome.sha256 == manifest.log_digest(log.path):
-        return entry
-    return None
+@dataclass(frozen=True)
+class Pick:
+    """What selection needs of one completed log, from its outcome or from the state."""
 
+    job_id: str
+    start_time: int
+    end_time: int
+    completed_at: int
+    file: str
+    bytes: int
+    raw_bytes: int
 
-def _note_changed(entry: LogEntry, notes: NoteIndex) -> bool:
-    """Tell whether a published job's operator note was added, edited or removed."""
-    summary = entry.outcome.summary
-    if not entry.published or summary is None:
-        return False  # no job page: a later build that publishes it renders it afresh
-    return notes.digest(summary.job_id) != entry.outcome.note_sha256
+    @classmethod
+    def of(cls, outcome: LogOutcome) -> Pick | None:
+        """Return the pick of a fresh outcome (None when it is not a completed job)."""
+        s = outcome.summary
+        if s is None:
+            return None
+        raw = s.raw_log_bytes or 0
+        return cls(s.job_id, s.start_time, s.end_time, s.completed_at, s.file, outcome.bytes, raw)
+
+    @classmethod
+    def known(cls, known: Known) -> Pick | None:
+        """Return the pick of a log as the state knows it."""
+        if known.job_id is None:
+            return None
+        return cls(
+            known.job_id,
+            known.start_time,
+            known.end_time,
+            known.completed_at,
+            known.key,
+            known.bytes,
+            known.raw_bytes,
+        )
 
 
 @dataclass
@@ -182,16 +216,33 @@ class Selection:
     losers: dict[int, Problem]
     published: set[int]
     completed: int
+    # Left out by --max-jobs / --max-age, and then by --max-site-size.
+    retention_dropped: int = 0
+    size_dropped: int = 0
+    # Whether leaving the raw logs out would let more jobs fit in --max-site-size.
+    leaner_fits_more: bool = False
 
 
-def select(outcomes: list[LogOutcome], options: BuildOptions, now: float) -> Selection:
-    """Resolve duplicate ids, then keep what retention allows."""
-    losers = resolve_duplicates(outcomes)
-    winners = {n: o.summary for n, o in enumerate(outcomes) if o.summary and n not in losers}
+def select(picks: list[Pick | None], options: BuildOptions, now: float) -> Selection:
+    """Resolve duplicate ids, then keep what retention and the size limit allow."""
+    losers = duplicates([Candidate(p.job_id, p.completed_at, p.file) if p else None for p in picks])
+    winners = {n: p for n, p in enumerate(picks) if p is not None and n not in losers}
     max_age = parse_age(options.max_age) if options.max_age else None
     keep = retained(list(winners.values()), options.max_jobs, max_age, now)
-    published = {n for n, summary in winners.items() if summary.job_id in keep}
-    return Selection(losers, published, len(winners))
+    kept = {n: p for n, p in winners.items() if p.job_id in keep}
+    chosen = Selection(losers, set(kept), len(winners), len(winners) - len(kept))
+    if options.max_site_size is not None:
+        fitting = fits([p for p in kept.values()], options.max_site_size)
+        chosen.published = {n for n, p in kept.items() if p.job_id in fitting}
+        chosen.size_dropped = len(kept) - len(chosen.published)
+        if options.raw_logs and chosen.size_dropped:
+            lean = fits(list(kept.values()), options.max_site_size, raw_logs=False)
+            chosen.leaner_fits_more = len(lean) > len(fitting)
+    return chosen
+
+
+class _LeanerSite(Exception):
+    """Raised when the site should go without raw logs: more jobs would fit in its size."""
 
 
 def build(
@@ -201,12 +252,12 @@ def build(
 ) -> BuildReport:
     """Build the site from every log in the event-log dirs and publish it.
 
-    A full build swaps a complete new site in atomically. When the published site's
-    manifest matches (same sitegen, templates and options), only logs that changed
-    are read again and the site is updated in place, one job directory and one
-    listing file at a time, each step atomic and in an order that keeps every
-    listed job complete. Builds into one output take turns; ``on_wait`` is called
-    when this one has to wait for another.
+    A full build swaps a complete new site (and its state) in atomically. When the
+    published site's state matches (same sitegen, templates and options), only logs
+    that changed are read again and the site is updated in place, one job directory
+    and one listing file at a time, each step atomic and in an order that keeps every
+    listed job complete; the state's transaction commits last. Builds into one output
+    take turns; ``on_wait`` is called when this one has to wait for another.
     """
     check_paths(options)
     try:
@@ -218,6 +269,27 @@ def build(
         # half-way through an in-place update) consistent, and redone by the next build.
         where = exc.filename or options.output
         raise PublishError(f"the build stopped: {exc.strerror or exc}", where) from exc
+    except sqlite3.Error as exc:
+        # Writing the state failed the same ways (SQLITE_FULL is a full disk): say it alike.
+        full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        reason = os.strerror(errno.ENOSPC) if full else str(exc)
+        raise PublishError(f"the build stopped: {reason}", options.output) from exc
+
+
+@dataclass
+class _Run:
+    """One build's inputs, and what it has found out so far."""
+
+    options: BuildOptions
+    logs: list[LogFile]
+    stamp: float
+    notes: NoteIndex
+    fingerprint: str
+    started: float
+    state: State | None = None
+    known: dict[str, Known] = field(default_factory=dict)
+    # Logs unchanged since the state recorded them (index into ``logs`` -> what it knows).
+    reused: dict[int, Known] = field(default_factory=dict)
 
 
 def _build(
@@ -226,157 +298,303 @@ def _build(
     """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     started = time.perf_counter()
     if options.archive is not None:
-        from sitegen.publish.archive import (
-            check_archive_path,  # tarfile and zipfile: only when asked
-        )
+        from sitegen.publish.archive import check_archive_path  # tarfile, zipfile: when asked
 
-        check_archive_path(options.archive, options.output, options.dirs)
-    logs = discover_all(options.dirs, options.follow_links)
-    guard.before_build(options, logs)
-    stamp = build_timestamp()
-    notes = NoteIndex(notes_dirs(options.dirs), options.follow_links)
+        check_archive_path(options.archive, options.output, options.log_dirs)
+    # Under --max-site-size raw logs go first when that lets more jobs fit: a site built so
+    # stays so (its state says which), until --clean or other options build it afresh.
+    lean = None
+    if options.max_site_size is not None and options.raw_logs:
+        lean = dataclasses.replace(options, raw_logs=False)
+    run = _start(options, lean, started, freeze)
+    try:
+        report = _run(run, progress, freeze)
+    except _LeanerSite:
+        assert lean is not None
+        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze)
+        report = _run(run, progress, freeze)
+    except manifest.DAMAGE:
+        if run.state is None:
+            raise  # the state this build was writing: not damage, a real error
+        # The published state is damaged where this build read it: build afresh (its
+        # transaction rolled back; a full build swaps in a whole new site and state).
+        run = _start(dataclasses.replace(run.options, clean=True), None, started, freeze)
+        report = _run(run, progress, freeze)
+    report.raw_logs_dropped = lean is not None and not run.options.raw_logs
+    report.archive = _archive(options, run.stamp)
+    return report
+
+
+def _start(
+    options: BuildOptions,
+    lean: BuildOptions | None,
+    started: float,
+    freeze: Callable[[], None],
+) -> _Run:
+    """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
-    fingerprint = manifest.fingerprint(options, sources, RUN_OPTIONS)
-    # The manifest lives until the build ends: the collector need not scan its lists and
-    # dicts while they are made, nor at every full collection after (and forked workers
-    # share its pages instead of copying them as the collector writes to them).
+    run = _Run(
+        options,
+        discover_all(options.log_dirs, options.follow_links),
+        build_timestamp(),
+        NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
+        manifest.fingerprint(options, sources, RUN_OPTIONS),
+        started,
+    )
+    # Sweep what killed builds left (every build, a no-op too), refuse replacing by mistake.
+    guard.before_build(options, run.logs)
+    # The state lives until the build ends: the collector need not scan what is loaded.
     with gcpause.paused():
-        old = None if options.clean else manifest.load(options.output)
+        if not options.clean:
+            run.state = manifest.load(options.output, run.fingerprint)
+            if run.state is None and lean is not None:
+                # Built without raw logs to fit --max-site-size: go on as that site was built.
+                fingerprint = manifest.fingerprint(lean, sources, RUN_OPTIONS)
+                run.state = manifest.load(options.output, fingerprint)
+                if run.state is not None:
+                    run.options, run.fingerprint = lean, fingerprint
         freeze()
-    if old is not None and old.fingerprint != fingerprint:
-        old = None
-    reused: dict[int, LogEntry] = {}
-    for n, log in enumerate(logs):
-        entry = _unchanged(log, old.logs.get(log.key) if old else None)
-        if entry is not None and not _note_changed(entry, notes):
-            reused[n] = entry
-    if old is not None and len(reused) == len(logs) == len(old.logs):
-        outcomes = [e.outcome for e in reused.values()]
-        chosen = select(outcomes, options, stamp)
-        # Unchanged logs, but retention by age may have moved on since the last build.
-        if all(e.published == (n in chosen.published) for n, e in reused.items()):
-            touched = list(zip(reused.values(), logs, strict=True))
-            if any(e.mtime_ns != log.mtime_ns for e, log in touched):
-                # Only modification times moved (same bytes): record them, publish nothing new.
-                for e, log in touched:
-                    e.mtime_ns = log.mtime_ns
-                SiteWriter(options.output).write(MANIFEST_NAME, manifest.encode(old))
-            report = _report(options, logs, outcomes, chosen, started, up_to_date=True)
-            report.archive = _archive(options, stamp)
-            return report
+    return run
 
-    # What the published site holds, taken before reused entries are updated below.
-    old_roots = _roots(old.logs.values()) if old else set()
+
+def _run(run: _Run, progress: Progress | None, freeze: Callable[[], None]) -> BuildReport:
+    """Finish the build: nothing to do, or map, reduce and publish what changed."""
+    try:
+        if run.state is not None:
+            # What the state knows lives until the build ends: hide it from the collector.
+            with gcpause.paused():
+                run.known = run.state.known()
+                freeze()
+        _plan_reuse(run)
+        report = _no_op(run) if run.state is not None else None
+        return report if report is not None else _rebuild(run, progress)
+    finally:
+        if run.state is not None:
+            run.state.close()
+
+
+def _unchanged(log: LogFile, known: Known | None) -> bool:
+    """Tell whether the log is unchanged since the state recorded it."""
+    if known is None or known.size != log.size:
+        return False
+    if known.mtime_ns == log.mtime_ns:
+        return True
+    # Touched (copied, restored) but maybe not changed: the content hash decides.
+    return known.sha256 == manifest.log_digest(log.path)
+
+
+def _note_changed(known: Known, notes: NoteIndex) -> bool:
+    """Tell whether a published job's operator note was added, edited or removed."""
+    if not known.published or known.job_id is None:
+        return False  # no job page: a later build that publishes it renders it afresh
+    return notes.digest(known.job_id) != known.note_sha256
+
+
+def _plan_reuse(run: _Run) -> None:
+    """Find the logs the state lets this build reuse as they are."""
+    for n, log in enumerate(run.logs):
+        known = run.known.get(log.key)
+        if known is not None and _unchanged(log, known) and not _note_changed(known, run.notes):
+            run.reused[n] = known
+
+
+def _no_op(run: _Run) -> BuildReport | None:
+    """Finish a build that has nothing to publish; None when there is something."""
+    assert run.state is not None
+    if not len(run.reused) == len(run.logs) == len(run.known):
+        return None
+    picks = [Pick.known(run.reused[n]) for n in range(len(run.logs))]
+    chosen = select(picks, run.options, run.stamp)
+    # Unchanged logs, but retention by age may have moved on since the last build.
+    if any(k.published != (n in chosen.published) for n, k in run.reused.items()):
+        return None
+    moved = [
+        (log.key, log.mtime_ns)
+        for n, log in enumerate(run.logs)
+        if log.mtime_ns != run.reused[n].mtime_ns
+    ]
+    if moved:
+        # Only modification times moved (same bytes): record them, publish nothing new.
+        run.state.begin()
+        run.state.touch(moved)
+        run.state.commit()
+    return _report(run, run.state, chosen, rebuilt=0, up_to_date=True)
+
+
+def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
+    """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
     # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
     from sitegen.builder import trend_hooks
     from sitegen.builder.mapstep import map_logs, root_parents
+    from sitegen.builder.reduce import reduce
     from sitegen.diagnose import recurring
-    from sitegen.publish import hosting
-    from sitegen.render import api, trend_pages
+
+    options = run.options
+    pages = _renderer(run)
+    publication = Publication(options.output)
+    staging = publication.open()
+    state = run.state
+    full = state is None
+    try:
+        if state is None:
+            state = State.create(staging / MANIFEST_NAME, run.fingerprint)
+        else:
+            state.begin()
+        old_roots = {r for k in run.known.values() if k.published for r in k.roots}
+        todo = [(n, log) for n, log in enumerate(run.logs) if n not in run.reused]
+        if progress:
+            progress.start(len(todo))
+        publication.make_dirs(root_parents(pages))
+        fresh: dict[int, Fresh] = {}
+
+        def record(n: int, outcome: LogOutcome, parted: bool) -> None:
+            # Into the state as it arrives: the build holds no log's summary, only its pick.
+            log = run.logs[n]
+            state.put(log.key, log.size, log.mtime_ns, outcome, published=False)
+            fresh[n] = Fresh(
+                Pick.of(outcome),
+                outcome.roots,
+                outcome.files,
+                outcome.bytes,
+                parted,
+                outcome.context_sha256,
+            )
+
+        map_logs(todo, staging, pages, options.workers, record, progress)
+        picks = _picks(run, fresh)
+        chosen = select(picks, options, run.stamp)
+        if chosen.leaner_fits_more:
+            raise _LeanerSite
+        # A reused log may be published now though it was not before (it lost a duplicate,
+        # or retention left it out): its files are not on the site, so render them.
+        late = {
+            n for n, known in run.reused.items() if n in chosen.published and not known.published
+        }
+        # Recurring jobs: the run context of every published job, from the state's summaries
+        # (issue 13); render again each job page whose context changed.
+        published = sorted(chosen.published)
+        found = recurring.trends(state.summaries_of([run.logs[n].key for n in published]))
+        job_ids = {n: pick.job_id for n in published if (pick := picks[n]) is not None}
+        contexts = trend_hooks.contexts_by_log(found, job_ids)
+        rendered = {
+            n: fresh[n].context_sha256 if n in fresh else run.reused[n].context_sha256
+            for n in published
+        }
+        outdated = trend_hooks.stale_contexts(rendered, contexts) - late
+        written = outdated & fresh.keys()
+        # Pages this build wrote get the context spliced in; published ones are rendered again.
+        unpatched = trend_hooks.patch_pages(
+            pages, staging, state, run.logs, written, fresh, contexts
+        )
+        trend_hooks.discard_renders(staging, unpatched, fresh)
+        redo = (outdated - written) | unpatched
+        again = [(n, run.logs[n]) for n in sorted(late | redo)]
+        map_logs(again, staging, pages, options.workers, record, contexts=contexts)
+        moves, unpublished, new_roots = _publish_flags(run, state, fresh, chosen, staging)
+        writer = SiteWriter(staging, fresh=True)
+        previous = set() if full else state.site_files()
+        report = _report(run, state, chosen, rebuilt=len(fresh))
+        site_files = reduce(state, writer, pages, report.running, report.problems, run.stamp, found)
+        if full:
+            publication.arrange(moves, unpublished)
+            report.site_bytes = state.site_bytes(staging)
+            state.commit()
+            state.close()
+            publication.publish()
+        else:
+            gone = sorted((old_roots - new_roots) | (previous - site_files))
+            listing = writer.written_names()
+            replaced = publication.update(moves, listing, gone, finish=state.commit)
+            report.site_bytes = state.site_bytes(options.output)
+    except BaseException:
+        if full and state is not None:
+            state.close()
+        publication.discard()
+        raise
+    if full:
+        replaced = writer.files_written, writer.bytes_written
+    # Site-wide files count when they reached the site: in place, unchanged ones do not.
+    report.files_written = sum(f.files for n, f in fresh.items() if n in chosen.published)
+    report.files_written += replaced[0]
+    report.bytes_written = sum(f.bytes for n, f in fresh.items() if n in chosen.published)
+    report.bytes_written += replaced[1]
+    report.seconds = time.perf_counter() - run.started
+    return report
+
+
+def _renderer(run: _Run) -> PageRenderer:
+    """Return the page renderer for this build, its per-job templates compiled."""
     from sitegen.render.pages import PageRenderer
 
+    options = run.options
     pages = PageRenderer(
         options.templates_dir,
         title=options.title,
         robots=options.robots,
         base_url=options.base_url,
         pages_dir=options.pages_dir,
-        notes_dirs=notes.dirs,
+        notes_dirs=run.notes.dirs,
         raw_logs=options.raw_logs,
-        cache_key=fingerprint,
+        cache_key=run.fingerprint,
         follow_links=options.follow_links,
     )
     pages.warm()
-    publication = Publication(options.output)
-    staging = publication.open()
-    try:
-        todo = [(n, log) for n, log in enumerate(logs) if n not in reused]
-        if progress:
-            progress.start(len(todo))
-        for parent in root_parents(pages):
-            (staging / parent).mkdir(parents=True, exist_ok=True)
-        fresh, in_parts = map_logs(todo, staging, pages, options.workers, progress)
-        outcomes = [fresh[n] if n in fresh else reused[n].outcome for n in range(len(logs))]
-        chosen = select(outcomes, options, stamp)
-        # A reused log may be published now though it was not before (it lost a duplicate,
-        # or retention left it out): its files are not on the site, so render them.
-        late = {n for n, entry in reused.items() if n in chosen.published and not entry.published}
-        # Recurring jobs: render again each job page whose run context changed (issue 13).
-        found = recurring.trends(outcomes[n].summary for n in sorted(chosen.published))  # type: ignore[misc]
-        contexts = trend_hooks.contexts_by_log(found, outcomes, chosen.published)
-        outdated = trend_hooks.stale_contexts(outcomes, chosen.published, contexts) - late
-        written = outdated & fresh.keys()
-        # Pages this build wrote get the context spliced in; published ones are rendered again.
-        unpatched = trend_hooks.patch_pages(pages, staging, written, outcomes, in_parts, contexts)
-        trend_hooks.discard_renders(staging, unpatched, outcomes, in_parts)
-        redo = (outdated - written) | unpatched
-        trend_hooks.forget_unpublished(outcomes, chosen.published)
-        late_results, late_parts = map_logs(
-            [(n, logs[n]) for n in sorted(late | redo)],
-            staging,
-            pages,
-            options.workers,
-            contexts=contexts,
-        )
-        fresh.update(late_results)
-        in_parts |= late_parts
-        writer = SiteWriter(staging, fresh=True)
-        moves: list[tuple[Path, str]] = []
-        # Jobs a worker wrote straight into the staging dir that are not published after
-        # all (a duplicate that lost, or outside the retention): they must not be.
-        unpublished: list[str] = []
-        entries: dict[str, LogEntry] = {}
-        files = bytes_ = 0
-        for n, log in enumerate(logs):
-            outcome = outcomes[n] = fresh.get(n, outcomes[n])
-            published = n in chosen.published and bool(outcome.roots)
-            if n in fresh:
-                source = staging / PARTS_DIR / str(n) if n in in_parts else staging
-                if published:
-                    moves.extend((source / root, root) for root in outcome.roots)
-                elif source == staging:
-                    unpublished.extend(outcome.roots)
+    return pages
+
+
+class Fresh(NamedTuple):
+    """What the build keeps of a log it mapped (its outcome went into the state)."""
+
+    pick: Pick | None
+    roots: list[str]
+    files: int
+    bytes: int
+    # Written into its part directory: another log had claimed the job's directories.
+    parted: bool
+    # Of the run context its job page was rendered with ("" for none).
+    context_sha256: str
+
+
+def _picks(run: _Run, fresh: dict[int, Fresh]) -> list[Pick | None]:
+    """Return every log's pick: from this build's map when it ran, else from the state."""
+    return [
+        fresh[n].pick if n in fresh else Pick.known(run.reused[n]) for n in range(len(run.logs))
+    ]
+
+
+def _publish_flags(
+    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, staging: Path
+) -> tuple[list[tuple[Path, str]], list[str], set[str]]:
+    """Record which logs are on the site; return job moves, unpublished and published roots."""
+    from sitegen.builder.mapstep import part_dir
+
+    moves: list[tuple[Path, str]] = []
+    # Jobs a worker wrote straight into the staging dir that are not published after all
+    # (a duplicate that lost, or outside the retention): they must not be.
+    unpublished: list[str] = []
+    roots: set[str] = set()
+    keys = {log.key for log in run.logs}
+    state.forget(k for k in run.known if k not in keys)
+    flags = []
+    for n, log in enumerate(run.logs):
+        published = n in chosen.published
+        done = fresh.get(n)
+        if done is None:
+            known = run.reused[n]
+            if bool(known.published) != published:
+                flags.append((log.key, published))
             if published:
-                files += outcome.files
-                bytes_ += outcome.bytes
-            entry = reused.get(n) or LogEntry(log.size, log.mtime_ns, outcome)
-            entry.outcome, entry.mtime_ns, entry.published = outcome, log.mtime_ns, published
-            entries[log.key] = entry
-        report = _report(options, logs, outcomes, chosen, started, rebuilt=len(fresh))
-        for rel, data in api.site_files(report.jobs, report.problems, stamp):
-            writer.write(rel, data)
-        pages.site_pages(
-            writer, report.jobs, report.running, report.problems, trend_hooks.regressed(found)
-        )
-        trend_pages.write(pages, writer, report.jobs, found)
-        for name, text in hosting.site_files().items():
-            writer.write(name, text.encode())
-        listing = writer.written_names()
-        record = Manifest(manifest.FORMAT, __version__, fingerprint, entries, listing)
-        if old is None:
-            trash = staging / PARTS_DIR / "unpublished"
-            trash.mkdir(parents=True, exist_ok=True)
-            for n, root in enumerate(unpublished):
-                os.rename(staging / root, trash / str(n))
-            for source, root in moves:
-                if source != staging / root:  # written in a part dir: move it into place
-                    writer.adopt(root, source)
-            shutil.rmtree(staging / PARTS_DIR, ignore_errors=True)
-            writer.write(MANIFEST_NAME, manifest.encode(record))
-            publication.publish()
-        else:
-            writer.write(MANIFEST_NAME, manifest.encode(record))
-            gone = old_roots - _roots(entries.values())
-            stale = set(old.site_files) - set(listing)
-            publication.update(moves, listing, sorted(gone | stale))
-    except BaseException:
-        publication.discard()
-        raise
-    report.archive = _archive(options, stamp)
-    report.files_written = files + writer.files_written
-    report.bytes_written = bytes_ + writer.bytes_written
-    report.seconds = time.perf_counter() - started
-    return report
+                roots.update(known.roots)
+            continue
+        source = part_dir(staging, n) if done.parted else staging
+        if published and done.roots:
+            flags.append((log.key, True))
+            moves.extend((source / root, root) for root in done.roots)
+            roots.update(done.roots)
+        elif source == staging:
+            unpublished.extend(done.roots)
+    state.set_published(flags)
+    return moves, unpublished, roots
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
@@ -393,39 +611,37 @@ def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
         ) from exc
 
 
-def _roots(entries: Iterable[LogEntry]) -> set[str]:
-    """Return the job directories the given logs have published."""
-    return {root for e in entries if e.published for root in e.outcome.roots}
-
-
 def _report(
-    options: BuildOptions,
-    logs: list[LogFile],
-    outcomes: list[LogOutcome],
-    chosen: Selection,
-    started: float,
-    rebuilt: int = 0,
-    up_to_date: bool = False,
+    run: _Run, state: State, chosen: Selection, rebuilt: int, up_to_date: bool = False
 ) -> BuildReport:
-    """Assemble the report (and the reduce's inputs) from every log's outcome."""
-    problems = []
-    classes = Counter(str(o.classification) for o in outcomes)
-    for n, outcome in enumerate(outcomes):
-        problems.extend(outcome.problems)
+    """Assemble the report from the state: problems, running jobs, counts."""
+    flagged = {o.file: o for o in state.flagged()}
+    problems: list[Problem] = []
+    running: list[RunningJob] = []
+    for n, log in enumerate(run.logs):
+        outcome = flagged.get(log.key)
+        if outcome is not None:
+            problems.extend(outcome.problems)
+            if outcome.running is not None:
+                running.append(outcome.running)
         if n in chosen.losers:
             problems.append(chosen.losers[n])
-    jobs = [o.summary for n, o in enumerate(outcomes) if o.summary and n in chosen.published]
-    return BuildReport(
-        output=options.output,
-        logs=len(logs),
-        jobs=jobs,
-        running=[o.running for o in outcomes if o.running is not None],
+    counts = state.classifications()
+    report = BuildReport(
+        output=run.options.output,
+        logs=len(run.logs),
+        published=len(chosen.published),
+        running=running,
         problems=problems,
         files_written=0,
         bytes_written=0,
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - run.started,
         rebuilt=rebuilt,
         up_to_date=up_to_date,
-        classifications={str(k): classes[str(k)] for k in Classification},
-        retention_dropped=chosen.completed - len(jobs),
+        classifications={str(k): counts.get(str(k), 0) for k in Classification},
+        retention_dropped=chosen.retention_dropped,
+        size_dropped=chosen.size_dropped,
     )
+    if up_to_date:
+        report.site_bytes = state.site_bytes(run.options.output)
+    return report

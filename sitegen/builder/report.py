@@ -49,18 +49,24 @@ def _dump(obj: dict[str, Any]) -> str:
 SHOWN_PROBLEMS = 10
 
 
+def _megabytes(size: int) -> str:
+    """Return a size in MB with one decimal, as the summary prints it."""
+    return f"{size / 1e6:,.1f} MB"
+
+
 def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     """Return the human summary: jobs published, logs skipped by reason, time taken."""
     jobs = f"{report.published:,} jobs"
-    if report.retention_dropped:
-        jobs = f"{report.published:,} of {report.published + report.retention_dropped:,} jobs"
+    left_out = report.retention_dropped + report.size_dropped
+    if left_out:
+        jobs = f"{report.published:,} of {report.published + left_out:,} jobs"
     if report.up_to_date:
         lines = [
             f"{report.output} is up to date: {jobs} from {report.logs:,} logs, "
-            f"nothing changed ({report.seconds:.2f} s)."
+            f"nothing changed; site {_megabytes(report.site_bytes)} ({report.seconds:.2f} s)."
         ]
     else:
-        detail = f"{report.files_written:,} files"
+        detail = f"{report.files_written:,} files; site {_megabytes(report.site_bytes)}"
         if report.rebuilt < report.logs:
             read = "log" if report.rebuilt == 1 else "logs"
             detail += f"; {report.rebuilt} {read} read, {report.logs - report.rebuilt} unchanged"
@@ -70,6 +76,13 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
         ]
     if report.retention_dropped:
         lines.append(f"{report.retention_dropped:,} completed jobs are outside the retention.")
+    if report.size_dropped:
+        lines.append(
+            f"{report.size_dropped:,} more completed jobs left out: the site would exceed "
+            "--max-site-size."
+        )
+    if report.raw_logs_dropped:
+        lines.append("Raw logs left out to fit --max-site-size: that lets more jobs fit.")
     if report.archive is not None:
         a = report.archive
         lines.append(f"Archived the site to {a.path} ({a.files} files, {a.bytes} bytes).")
@@ -101,6 +114,9 @@ def summary_json(report: BuildReport) -> str:
             "logs": report.logs,
             "jobs_published": report.published,
             "jobs_outside_retention": report.retention_dropped,
+            "jobs_over_size_limit": report.size_dropped,
+            "raw_logs_left_out": report.raw_logs_dropped,
+            "site_bytes": report.site_bytes,
             "classifications": report.classifications,
             "skipped": dict(sorted(report.skipped.items())),
             "files_written": report.files_written,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol
 
 from sitegen.errors import UsageError
-from sitegen.model import JobSummary, newest_first
+from sitegen.model import newest_first
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -20,8 +21,21 @@ def parse_age(text: str) -> float:
     return float(found.group(1)) * _SECONDS[found.group(2)]
 
 
+class Ended(Protocol):
+    """A completed job as retention sees it."""
+
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def start_time(self) -> int: ...
+
+    @property
+    def end_time(self) -> int: ...
+
+
 def retained(
-    jobs: Sequence[JobSummary],
+    jobs: Sequence[Ended],
     max_jobs: int | None,
     max_age_seconds: float | None,
     now_seconds: float,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import SitegenError, UsageError
+from sitegen.layout import BOOKKEEPING
 
 # Archive file-name endings -> format.
 FORMATS = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".zip": "zip"}
@@ -70,7 +71,8 @@ def check_archive_path(archive: Path, output: Path, log_dirs: Iterable[Path]) ->
 def write_archive(site: Path, archive: Path, mtime: int) -> ArchiveResult:
     """Pack ``site`` into ``archive`` through a temporary name and a rename."""
     fmt = archive_format(archive)
-    entries = list(_walk(site, ""))
+    # The state database is the build's, not the site's: it holds every log's path.
+    entries = [e for e in _walk(site, "") if e.name not in BOOKKEEPING]
     archive.parent.mkdir(parents=True, exist_ok=True)
     tmp = archive.with_name(f".{archive.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     try:

@@ -4,9 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitegen.layout import ALL_ENDPOINTS, CONTENT_TYPES, INDEX_JSON, MANIFEST_NAME, Body
+from sitegen.layout import (
+    ALL_ENDPOINTS,
+    CONTENT_TYPES,
+    INDEX_JSON,
+    LEGACY_MANIFEST_NAME,
+    MANIFEST_NAME,
+    STATE_COMPANIONS,
+    Body,
+)
 
-HIDDEN = (MANIFEST_NAME, ".htaccess", "_headers", "_redirects")
+# The build's bookkeeping: the state database (and its journal while a build runs) holds
+# every log's path and hash, and is not the site's to serve.
+HIDDEN = (
+    MANIFEST_NAME,
+    *STATE_COMPANIONS,
+    LEGACY_MANIFEST_NAME,
+    ".htaccess",
+    "_headers",
+    "_redirects",
+)
 # The shipped CSS, script and icon keep their names across builds (pages link them from
 # every depth and over file://, so no content hash in the name): an hour, not a year, lets
 # an upgraded sitegen's style reach visitors the same day.
@@ -186,7 +203,9 @@ def _netlify_path(template: str) -> str:
 
 def netlify_redirects() -> str:
     """Return Netlify / Cloudflare Pages ``_redirects``: the directory endpoint's rewrite."""
-    lines = ["# Written by sitegen: /api/job/{id} is served from api/job/{id}/index.json."]
+    lines = ["# Written by sitegen: the build's bookkeeping is not served."]
+    lines += [f"/{name}  /404.html  404!" for name in HIDDEN if name.startswith(".sitegen")]
+    lines.append("# /api/job/{id} is served from api/job/{id}/index.json.")
     for endpoint in ALL_ENDPOINTS:
         if endpoint.is_prefix:
             path = _netlify_path(endpoint.template)

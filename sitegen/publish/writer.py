@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from sitegen.errors import UsageError, WriteError
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME, PARTS_DIR
 from sitegen.publish.mounts import is_mount_point
 
 
@@ -139,6 +139,16 @@ class SiteWriter:
         os.rename(source, path)
 
 
+def _same_bytes(new: Path, old: Path) -> bool:
+    """Tell whether the published file ``old`` already holds exactly ``new``'s bytes."""
+    try:
+        if old.is_symlink() or new.stat().st_size != old.stat().st_size:
+            return False
+        return new.read_bytes() == old.read_bytes()
+    except OSError:  # not there (or not readable): replace it
+        return False
+
+
 def _prune_empty(directory: Path, stop: Path) -> None:
     """Remove ``directory`` and its parents while they are empty, up to ``stop``."""
     while directory != stop and directory.is_relative_to(stop):
@@ -197,6 +207,22 @@ def published_dir(output: Path) -> Path:
     return output
 
 
+# The first line of the .htaccess every build writes: it tells a sitegen site whose state
+# database was lost (which costs a full build) from a directory sitegen did not make.
+SITE_MARK = b"# Written by sitegen"
+
+
+def _is_site(directory: Path) -> bool:
+    """Tell whether ``directory`` holds a site sitegen built."""
+    if (directory / MANIFEST_NAME).is_file() or (directory / LEGACY_MANIFEST_NAME).is_file():
+        return True
+    try:
+        with open(directory / ".htaccess", "rb") as f:
+            return f.read(len(SITE_MARK)) == SITE_MARK
+    except OSError:
+        return False
+
+
 def _holds_cwd(directory: Path) -> bool:
     """Tell whether this process works inside ``directory`` (``--output .``, say)."""
     try:
@@ -231,7 +257,7 @@ class Publication:
             if not self.output.is_dir():
                 raise UsageError("output path exists and is not a directory", self.output)
             entries = (e for e in self.output.iterdir() if not e.name.startswith(self.prefix))
-            if any(entries) and not (self.output / MANIFEST_NAME).is_file():
+            if any(entries) and not _is_site(self.output):
                 raise UsageError(
                     "output dir is not empty and is not a sitegen site "
                     f"(no {MANIFEST_NAME}); refusing to replace it",
@@ -253,17 +279,48 @@ class Publication:
             if pid.isdigit() and not _alive(int(pid)):
                 shutil.rmtree(entry, ignore_errors=True)
 
+    def make_dirs(self, parents: Iterable[str]) -> None:
+        """Create directories in the staging dir that the map step's workers write into."""
+        for parent in parents:
+            os.makedirs(self.staging / parent, exist_ok=True)
+
+    def arrange(self, moves: list[tuple[Path, str]], unpublished: list[str]) -> None:
+        """Full build: put each job in place and leave out the unpublished ones.
+
+        Jobs a worker wrote into a part directory (a second log with the same id) move into
+        place; jobs written in place that are not published after all move out; then the
+        part directories go. Failing to remove them fails the build: published, they would
+        be served.
+        """
+        writer = SiteWriter(self.staging, fresh=True)
+        trash = self.staging / PARTS_DIR / "unpublished"
+        trash.mkdir(parents=True, exist_ok=True)
+        for n, root in enumerate(unpublished):
+            os.rename(self.staging / root, trash / str(n))
+        for source, root in moves:
+            if source != self.staging / root:  # written in a part dir: move it into place
+                writer.adopt(root, source)
+        shutil.rmtree(self.staging / PARTS_DIR)
+
     def discard(self) -> None:
         """Remove the staging directory after a failed build; the published site stays."""
         shutil.rmtree(self.staging, ignore_errors=True)
 
-    def update(self, jobs: list[tuple[Path, str]], listing: list[str], remove: list[str]) -> None:
+    def update(
+        self,
+        jobs: list[tuple[Path, str]],
+        listing: list[str],
+        remove: list[str],
+        finish: Callable[[], None],
+    ) -> tuple[int, int]:
         """Update the published site in place from the staging directory.
 
         Each step is atomic and the order keeps the site consistent: job directories
         appear (or are exchanged) before any listing names them, listings are replaced
-        file by file, and removed jobs go only once nothing lists them. The manifest
-        goes last, so a killed update is redone by the next build.
+        file by file, and removed jobs go only once nothing lists them. ``finish`` (the
+        state's commit) runs last, so a killed update is redone by the next build.
+        A listing file whose bytes did not change is left as it is (its time too, for
+        caches); returns how many listing files were replaced, and their bytes.
         """
         out = SiteWriter(self.output)
         trash = self.staging / ".trash"
@@ -276,18 +333,23 @@ class Publication:
             elif not _exchange(source, target):
                 os.rename(target, trash / f"job{n}")
                 os.rename(source, target)
+        replaced = replaced_bytes = 0
         for rel in listing:
-            if rel == MANIFEST_NAME:
+            source, target = self.staging / rel, out.target(rel)
+            if _same_bytes(source, target):
                 continue
             out.ensure_parent(rel)
-            os.replace(self.staging / rel, out.target(rel))
+            replaced += 1
+            replaced_bytes += source.stat().st_size
+            os.replace(source, target)
         for n, rel in enumerate(remove):
             target = out.target(rel)
             if target.exists() or target.is_symlink():
                 os.rename(target, trash / f"gone{n}")
                 _prune_empty(target.parent, self.output)
-        os.replace(self.staging / MANIFEST_NAME, self.output / MANIFEST_NAME)
+        finish()
         shutil.rmtree(self.staging)
+        return replaced, replaced_bytes
 
     def publish(self) -> None:
         """Make the staging directory the output; a reader sees the old or the new site."""

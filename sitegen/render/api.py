@@ -97,11 +97,13 @@ def _label(value: str) -> str:
 
 
 def metrics_text(
-    jobs: Iterable[JobSummary], problems: Iterable[Problem], build_timestamp: float
+    by_status: dict[str, int],
+    tasks: int,
+    failed_tasks: int,
+    problems: Iterable[Problem],
+    build_timestamp: float,
 ) -> bytes:
     """Render Prometheus text about the history: jobs by status, tasks, logs skipped."""
-    jobs = list(jobs)
-    by_status = Counter(j.status for j in jobs)
     skipped = Counter(str(p.kind) for p in problems if p.skipped)
     lines = [
         "# HELP ballista_history_jobs Completed jobs published on this site, by status.",
@@ -113,8 +115,8 @@ def metrics_text(
     lines += [
         "# HELP ballista_history_tasks Task attempts recorded in published jobs.",
         "# TYPE ballista_history_tasks gauge",
-        f'ballista_history_tasks{{outcome="all"}} {sum(j.tasks for j in jobs)}',
-        f'ballista_history_tasks{{outcome="failed"}} {sum(j.failed_tasks for j in jobs)}',
+        f'ballista_history_tasks{{outcome="all"}} {tasks}',
+        f'ballista_history_tasks{{outcome="failed"}} {failed_tasks}',
         "# HELP ballista_history_logs_skipped Event logs not published, by reason.",
         "# TYPE ballista_history_logs_skipped gauge",
     ]
@@ -130,15 +132,20 @@ def metrics_text(
 
 
 def site_files(
-    jobs: list[JobSummary], problems: list[Problem], build_timestamp: float
+    jobs_json: bytes,
+    by_status: dict[str, int],
+    tasks: int,
+    failed_tasks: int,
+    problems: list[Problem],
+    build_timestamp: float,
 ) -> Iterator[ApiFile]:
-    """Yield the site-wide ``/api/*`` files."""
+    """Yield the site-wide ``/api/*`` files (``jobs_json``: ``/api/jobs``, from the state)."""
     bodies = {
-        "jobs": jobs_list(jobs),
+        "jobs": jobs_json,
         "state": _encode(STATE),
         "version": _encode(VERSION),
         "executors": b"[]",
-        "metrics": metrics_text(jobs, problems, build_timestamp),
+        "metrics": metrics_text(by_status, tasks, failed_tasks, problems, build_timestamp),
     }
     for endpoint in SITE_ENDPOINTS:
         yield from endpoint_files(endpoint, bodies[endpoint.template])

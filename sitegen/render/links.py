@@ -21,9 +21,9 @@ class Linker:
         link = self.root + urls.encoded(target)
         return f"{link}#{fragment}" if fragment else link
 
-    def jobs(self, page: int = 1) -> str:
-        """Return the link to a page of the jobs list."""
-        return self(urls.jobs_list(page))
+    def jobs(self, name: str | None = None) -> str:
+        """Return the link to the front page of the jobs list, or to its archive page ``name``."""
+        return self(urls.FRONT if name is None else urls.list_page(name))
 
     def job(self, job_id: str, fragment: str = "") -> str:
         """Return the link to a job's page (the same as ``self(urls.job_page(job_id))``)."""

@@ -1,13 +1,22 @@
-"""The rows of the jobs list, built as one string: the listing is rendered for every job.
+"""The jobs list: which page each job is listed on, and its rows built as one string.
 
-A 100,000-job site has 2,000 listing pages, and every build that adds a job shifts them
-all. Rendering each row through Jinja cost most of a listing page; this builds the very
+Pages do not shift. The front page shows the newest jobs; every job is also listed on an
+archive page named by the UTC time span its start falls in: its day, or, when a day holds
+more jobs than a page, its hour, minute or second, and past that numbered overflow pages
+of that second. A page's name and content depend only on the jobs started in its span, so
+a new job rewrites its own page (and the neighbours' links when its page is new), a
+removed one only its own, and a clean build names every page as an incremental one does.
+
+Rendering each row through Jinja cost most of a listing page; ``job_rows`` builds the very
 bytes the template loop did (``tests/test_listing.py`` holds that loop and compares).
 """
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import orjson
 
@@ -22,6 +31,105 @@ from sitegen.render.links import Linker
 _NO_DURATION = '<td class="num">—</td>'
 _NO_FINDINGS = '<td data-v="0"></td>'
 _NONE: Mapping[str, Finding] = {}
+# Jobs on the front page, and the most an archive page holds before its span is split.
+PAGE_CAPACITY = 50
+# The most rows one part of the find index holds (about 60 bytes each) before its span splits.
+FIND_PART_CAPACITY = 2000
+# The spans an archive page may cover, widest first: a UTC day, then spans that divide it
+# evenly, each at most five times the next, so a page holds a fair share of PAGE_CAPACITY.
+SPANS = (
+    (86_400_000, "1d"),
+    (43_200_000, "12h"),
+    (21_600_000, "6h"),
+    (10_800_000, "3h"),
+    (3_600_000, "1h"),
+    (1_800_000, "30m"),
+    (900_000, "15m"),
+    (300_000, "5m"),
+    (60_000, "1m"),
+    (30_000, "30s"),
+    (10_000, "10s"),
+    (5_000, "5s"),
+    (1_000, "1s"),
+)
+
+# A listed job: its id, start time (ms), and what its row is made from (changes with it).
+Listed = tuple[str, int, str]
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """One archive page of the jobs list: its name, what it is titled, its jobs newest first."""
+
+    name: str
+    label: str
+    jobs: list[Listed]
+
+
+def _span_name(start_ms: int, level: int) -> tuple[str, str]:
+    """Return the file name and the title of the span at ``level`` holding ``start_ms``."""
+    span, code = SPANS[level]
+    begin = start_ms // span * span
+    try:
+        first, after = time.gmtime(begin // 1000), time.gmtime((begin + span) // 1000)
+    except (OverflowError, OSError, ValueError):  # a start time no calendar holds
+        return f"t{code}-{begin}", f"in the {code} from {begin} ms"
+    day = time.strftime("%Y-%m-%d", first)
+    if level == 0:
+        return day, f"on {day}"
+    clock = "%H%M%S" if span < 60_000 else "%H%M"
+    shown = "%H:%M:%S" if span < 60_000 else "%H:%M"
+    name = f"{day}T{time.strftime(clock, first)}-{code}"
+    return name, f"on {day}, {time.strftime(shown, first)} to {time.strftime(shown, after)}"
+
+
+def _split(jobs: list[Listed], level: int, capacity: int, out: list[ListPage]) -> None:
+    """Append the spans of ``jobs`` (newest first, within one span of ``level - 1``) to ``out``.
+
+    A span holding more than ``capacity`` jobs is split into the next finer spans; past the
+    finest, into numbered chunks of ``capacity``, newest first.
+    """
+    span = SPANS[level][0]
+    start = 0
+    while start < len(jobs):
+        bucket = jobs[start][1] // span
+        end = start
+        while end < len(jobs) and jobs[end][1] // span == bucket:
+            end += 1
+        group = jobs[start:end]
+        name, label = _span_name(group[0][1], level)
+        if len(group) <= capacity:
+            out.append(ListPage(name, label, group))
+        elif level + 1 < len(SPANS):
+            _split(group, level + 1, capacity, out)
+        else:
+            for n in range(0, len(group), capacity):
+                suffix = f".{n // capacity + 1}" if n else ""
+                out.append(ListPage(name + suffix, label, group[n : n + capacity]))
+        start = end
+
+
+def archive_pages(jobs: list[Listed]) -> list[ListPage]:
+    """Return the archive pages of the jobs list, newest first; none when one page holds all."""
+    if len(jobs) <= PAGE_CAPACITY:
+        return []
+    pages: list[ListPage] = []
+    _split(jobs, 0, PAGE_CAPACITY, pages)
+    return pages
+
+
+def find_spans(jobs: list[Listed]) -> list[ListPage]:
+    """Return the parts of the find index, newest first: spans as pages, of a larger capacity."""
+    # One part per day would grow with the day (1.4 MB at 23,000 jobs a day); spans split as
+    # the pages are keep a part under FIND_PART_CAPACITY rows, and their count moderate.
+    parts: list[ListPage] = []
+    _split(jobs, 0, FIND_PART_CAPACITY, parts)
+    return parts
+
+
+def signature(*parts: object) -> str:
+    """Return a short digest of what a page is rendered from, to tell whether it changed."""
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def findings_cell(findings: Sequence[Finding]) -> str:
@@ -75,9 +183,15 @@ def job_rows(
 
 
 def find_index(jobs: Sequence[JobSummary]) -> bytes:
-    """Return the script the jobs list's find box loads: ``[id, name, status, start ms]`` rows."""
+    """Return one part of the find box's index: ``[id, name, status, start ms]`` rows."""
     # A script, not JSON to fetch: a page opened from file:// may load a script beside it,
     # but not fetch a file. JSON is a JavaScript expression, and the file is never HTML.
     # The browser formats the times: at 100,000 jobs formatting them here cost 150 ms.
+    # One part per span (find_spans): a new job rewrites its span's part, not every job's row.
     rows = [(j.job_id, j.job_name, j.status, j.start_time) for j in jobs]
-    return b"window.sitegenJobIndex = " + orjson.dumps(rows) + b";\n"
+    return b"sitegenJobPart(" + orjson.dumps(rows) + b");\n"
+
+
+def find_parts(names: Sequence[str]) -> bytes:
+    """Return the script naming the find index's parts (their spans), newest first."""
+    return b"window.sitegenJobParts = " + orjson.dumps(list(names)) + b";\n"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -18,14 +16,14 @@ from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.trace import trace
 from sitegen.eventlog.reader import LogRead
 from sitegen.layout import DEFAULT_TITLE
-from sitegen.model import JobSummary, Problem, RunningJob, newest_first
+from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import cells, formatting, runs, urls
 from sitegen.render.finding_links import shown
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.render.links import Linker
-from sitegen.render.listing import find_index, job_rows
+from sitegen.render.listing import ListPage, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.payload import PERCENTILE_KEYS, as_int
@@ -55,23 +53,6 @@ class ExecutorRow:
     busy_ms: int = 0
     job_count: int = 0
     jobs: list[tuple[JobSummary, int, int, int]] = field(default_factory=list)
-
-
-def executor_rows(jobs: list[JobSummary], keep: int) -> list[ExecutorRow]:
-    """Aggregate every job's per-executor stats; ``jobs`` must be newest first."""
-    rows: dict[str, ExecutorRow] = {}
-    for job in jobs:
-        for executor, stats in job.executors.items():
-            row = rows.get(executor)
-            if row is None:
-                row = rows[executor] = ExecutorRow(executor)
-            row.tasks += stats.tasks
-            row.failed += stats.failed
-            row.busy_ms += stats.busy_ms
-            row.job_count += 1
-            if row.job_count <= keep:
-                row.jobs.append((job, stats.tasks, stats.failed, stats.busy_ms))
-    return [rows[k] for k in sorted(rows)]
 
 
 # Compiling the templates costs more than rendering a job's pages. Each process keeps its
@@ -172,7 +153,7 @@ class PageRenderer:
     def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
         """Return the header links (label, href, current?) for one page."""
         items = [
-            ("Jobs", urls.jobs_list(1)),
+            ("Jobs", urls.FRONT),
             ("Running", urls.RUNNING),
             ("Executors", urls.EXECUTORS),
             ("Recurring", urls.RECURRING),
@@ -278,52 +259,80 @@ class PageRenderer:
         template = self.env.get_template("_runs.html")
         return template.render(u=link, s=summary, job=view).encode()
 
-    def site_pages(
+    def front_page(
         self,
         writer: SiteWriter,
         jobs: list[JobSummary],
-        running: list[RunningJob],
-        problems: list[Problem],
+        counts: dict[str, int],
+        running: int,
+        problems: int,
+        older: str | None,
         extra: Mapping[str, Finding] | None = None,
     ) -> None:
-        """Write the listing pages, operator pages, assets and the 404 page (reduce step).
+        """Write the front page of the jobs list: the newest jobs and the site's counts.
 
         ``extra`` holds the reduce step's findings (regressions) by job id.
         """
-        ordered = newest_first(jobs)
-        counts = Counter(j.status for j in ordered)
         by_count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        pages = max(1, math.ceil(len(ordered) / urls.JOBS_PER_PAGE))
-        for n in range(1, pages + 1):
-            page = urls.jobs_list(n)
-            chunk = ordered[(n - 1) * urls.JOBS_PER_PAGE : n * urls.JOBS_PER_PAGE]
-            rows = job_rows(chunk, Linker(page), extra or {})
-            writer.write(
-                page,
-                self.render(
-                    "jobs.html",
-                    page,
-                    fragments=[rows],
-                    jobs=chunk,
-                    job_rows=rows,
-                    total=len(ordered),
-                    counts=by_count,
-                    running=len(running),
-                    problems=len(problems),
-                    page_number=n,
-                    page_count=pages,
-                    first_index=(n - 1) * urls.JOBS_PER_PAGE,
-                ),
-            )
-        writer.write(urls.FIND_INDEX, find_index(ordered))
+        page = urls.FRONT
+        rows = job_rows(jobs, Linker(page), extra or {})
         writer.write(
-            urls.EXECUTORS,
+            page,
             self.render(
-                "executors.html",
-                urls.EXECUTORS,
-                executors=executor_rows(ordered, JOBS_PER_EXECUTOR),
+                "jobs.html",
+                page,
+                fragments=[rows],
+                archive=None,
+                jobs=jobs,
+                job_rows=rows,
+                total=sum(counts.values()),
+                counts=by_count,
+                running=running,
+                problems=problems,
+                newer=None,
+                older=older,
+                finder=older is not None,
             ),
         )
+
+    def archive_page(
+        self,
+        writer: SiteWriter,
+        archive: ListPage,
+        jobs: list[JobSummary],
+        newer: str | None,
+        older: str | None,
+        extra: Mapping[str, Finding] | None = None,
+    ) -> None:
+        """Write one archive page of the jobs list (``newer`` None: the front page is newer)."""
+        page = urls.list_page(archive.name)
+        rows = job_rows(jobs, Linker(page), extra or {})
+        writer.write(
+            page,
+            self.render(
+                "jobs.html",
+                page,
+                fragments=[rows],
+                archive=archive,
+                jobs=jobs,
+                job_rows=rows,
+                newer=newer,
+                older=older,
+                finder=True,
+            ),
+        )
+
+    def executors_page(self, writer: SiteWriter, executors: list[ExecutorRow]) -> None:
+        """Write the executors page."""
+        writer.write(
+            urls.EXECUTORS,
+            self.render("executors.html", urls.EXECUTORS, executors=executors),
+        )
+
+    def site_pages(
+        self, writer: SiteWriter, running: list[RunningJob], problems: list[Problem]
+    ) -> None:
+        """Write the problems, running and operator pages, assets and the 404 page (reduce)."""
         writer.write(urls.PROBLEMS, self.render("problems.html", urls.PROBLEMS, problems=problems))
         writer.write(
             urls.RUNNING,

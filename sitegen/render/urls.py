@@ -17,7 +17,6 @@ from urllib.parse import quote
 from sitegen.layout import BY_TEMPLATE, endpoint_parts
 
 INDEX = "index.html"
-JOBS_PER_PAGE = 50
 # A stage's task table is split into pages of this many rows (a stage may have 800,000).
 # Measured in headless Chromium on a phone-sized screen (benchmarks/pages.py): a page of
 # 1,000 rows spends over a second in layout alone; 100 rows load and sort within the
@@ -40,7 +39,8 @@ NAMES_JSON = PurePosixPath("names.json")
 FAILURES_JSON = PurePosixPath("failures.json")
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
 SLUG_LENGTH = 40
-# Every job's id, name, status and start, for finding a job on any listing page.
+# Names the parts of the find index (every job's id, name, status and start, one part per
+# UTC span of up to 2,000 jobs), for finding a job on any listing page.
 FIND_INDEX = PurePosixPath(LIST_DIR) / "jobs.js"
 OPERATOR_PAGES_DIR = "pages"
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -63,12 +63,18 @@ def base_url(text: str) -> str:
     return url
 
 
-@functools.cache
-def jobs_list(page: int) -> PurePosixPath:
-    """Return the file of page ``page`` (1-based) of the jobs list; page 1 is the site index."""
-    if page <= 1:
-        return PurePosixPath(INDEX)
-    return PurePosixPath(LIST_DIR) / str(page) / INDEX
+FRONT = PurePosixPath(INDEX)
+
+
+def list_page(name: str) -> PurePosixPath:
+    """Return the file of the archive page of the jobs list named ``name`` (a UTC span)."""
+    # Files, not directories: a directory per page costs more to make than its file.
+    return PurePosixPath(LIST_DIR) / f"{name}.html"
+
+
+def find_part(span: str) -> PurePosixPath:
+    """Return the file of one part of the find index (named by its UTC span, as pages are)."""
+    return PurePosixPath(LIST_DIR) / f"find-{span}.js"
 
 
 def job_pages_dir(job_id: str) -> PurePosixPath:

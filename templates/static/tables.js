@@ -218,17 +218,40 @@
       if (loading) return;
       loading = true;
       status.textContent = "Loading the list of jobs…";
-      var script = document.createElement("script");
-      script.src = table.getAttribute("data-find-index");
-      script.onload = function () {
-        index = window.sitegenJobIndex || [];
-        render();
-      };
-      script.onerror = function () {
+      // jobs.js names the parts (one per UTC span, newest first); each part hands its rows
+      // to sitegenJobPart. Scripts, not fetches: they load from file:// too. async=false
+      // runs them in the order they were added, so the rows stay newest first.
+      var src = table.getAttribute("data-find-index");
+      var base = src.slice(0, src.lastIndexOf("/") + 1);
+      var rows = [];
+      function fail(script) {
         loading = false;
         status.textContent = "Could not load the list of jobs (" + script.src + ").";
+      }
+      function add(url, onload) {
+        var script = document.createElement("script");
+        script.async = false;
+        script.src = url;
+        script.onload = onload;
+        script.onerror = function () { fail(script); };
+        document.head.appendChild(script);
+      }
+      window.sitegenJobPart = function (part) {
+        rows.push.apply(rows, part);
       };
-      document.head.appendChild(script);
+      add(src, function () {
+        var parts = window.sitegenJobParts || [];
+        if (!parts.length) {
+          index = rows;
+          render();
+        }
+        parts.forEach(function (span, n) {
+          add(base + "find-" + encodeURIComponent(span) + ".js", n < parts.length - 1 ? null : function () {
+            index = rows;
+            render();
+          });
+        });
+      });
     }
 
     input.addEventListener("input", function () {

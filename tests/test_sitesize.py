@@ -1,0 +1,127 @@
+"""--max-site-size: the newest jobs that fit, raw logs first to go, sizes parsed and reported."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.sitesize import (
+    LISTING_BYTES_PER_JOB,
+    SITE_RESERVE_BYTES,
+    fits,
+    parse_size,
+)
+from sitegen.cli import cli
+from sitegen.errors import UsageError
+from sitegen.model import newest_first
+from tests.sitetree import tree
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: str
+    start_time: int
+    bytes: int
+    raw_bytes: int
+
+
+def test_sizes_parse_in_decimal_and_binary_units() -> None:
+    assert parse_size("500MB") == 500_000_000
+    assert parse_size("1GB") == parse_size("1 gb") == 10**9
+    assert parse_size("1.5GiB") == 3 * 2**29
+    assert parse_size("123456") == parse_size("123456B") == 123_456
+    for bad in ("", "MB", "1TB", "-1MB", "1 MB extra"):
+        with pytest.raises(UsageError):
+            parse_size(bad)
+
+
+def test_fits_keeps_the_newest_that_fit_and_stops_at_the_first_that_does_not() -> None:
+    jobs = [Job(f"j{n}", n, 100_000, 60_000) for n in range(10)]
+    cost = 100_000 + LISTING_BYTES_PER_JOB
+    limit = SITE_RESERVE_BYTES + 3 * cost + 10
+    assert fits(jobs, limit) == {"j9", "j8", "j7"}
+    # Without their raw logs five fit: the planted case for "raw logs go first".
+    lean = 40_000 + LISTING_BYTES_PER_JOB
+    assert len(fits(jobs, limit, raw_logs=False)) == min(10, (3 * cost + 10) // lean)
+    # An older small job does not sneak in after a newer one that did not fit.
+    jobs.append(Job("big-newest", 99, 10**9, 0))
+    assert fits(jobs, limit) == set()
+
+
+sizes = st.integers(min_value=0, max_value=10**7)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), sizes, sizes), max_size=40))
+def test_fits_keeps_every_job_of_a_site_under_its_limit(rows: list[tuple[int, int, int]]) -> None:
+    jobs = [Job(f"j{n}", t, b + r, r) for n, (t, b, r) in enumerate(rows)]
+    total = SITE_RESERVE_BYTES + sum(j.bytes + LISTING_BYTES_PER_JOB for j in jobs)
+    assert fits(jobs, total) == {j.job_id for j in jobs}  # healthy: nothing left out
+    kept = fits(jobs, total // 2)
+    ordered = [j.job_id for j in newest_first(jobs)]
+    assert set(ordered[: len(kept)]) == kept  # always a prefix of the newest
+
+
+def _site_size(site: Path) -> int:
+    return sum(len(data) for data in tree(site).values())
+
+
+def test_max_site_size_keeps_the_newest_jobs_that_fit(tmp_path: Path, example_logs: Path) -> None:
+    whole = build(BuildOptions(example_logs, tmp_path / "whole"))
+    limit = whole.site_bytes // 2
+    site = tmp_path / "site"
+    report = build(BuildOptions(example_logs, site, max_site_size=limit, raw_logs=False))
+    assert 0 < report.published < whole.published
+    assert report.size_dropped == whole.published - report.published
+    assert report.site_bytes == _site_size(site) <= limit
+    newest = [j.job_id for j in whole.jobs][: report.published]
+    assert [j.job_id for j in report.jobs] == newest
+    # The limit is a run option: the next build is a no-op, and equals a clean one.
+    again = build(BuildOptions(example_logs, site, max_site_size=limit, raw_logs=False))
+    assert again.up_to_date and again.site_bytes == report.site_bytes
+    build(BuildOptions(example_logs, tmp_path / "clean", max_site_size=limit, raw_logs=False))
+    assert tree(site) == tree(tmp_path / "clean")
+
+
+def test_raw_logs_go_first_when_that_lets_more_jobs_fit(tmp_path: Path, example_logs: Path) -> None:
+    whole = build(BuildOptions(example_logs, tmp_path / "whole"))
+    lean = build(BuildOptions(example_logs, tmp_path / "lean", raw_logs=False))
+    files = tree(tmp_path / "lean")
+    jobs = sum(len(d) for name, d in files.items() if name.startswith(("jobs/", "api/job/")))
+    # What the size model counts for every job without its raw log: exactly that fits.
+    limit = SITE_RESERVE_BYTES + jobs + lean.published * LISTING_BYTES_PER_JOB
+    site = tmp_path / "site"
+    args = ["build", "--event-log-dir", str(example_logs), "--output", str(site)]
+    result = CliRunner().invoke(cli, [*args, "--max-site-size", str(limit), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["raw_logs_left_out"] is True
+    assert summary["jobs_published"] == whole.published
+    assert summary["jobs_over_size_limit"] == 0
+    assert summary["site_bytes"] == _site_size(site) <= limit
+    assert not list(site.rglob("eventlog.gz"))
+    assert tree(site) == tree(tmp_path / "lean")
+    # The next build keeps going without them, and says so: no rebuild on every run.
+    text = CliRunner().invoke(cli, [*args, "--max-site-size", str(limit)]).output
+    assert "is up to date" in text
+    assert "Raw logs left out to fit --max-site-size" in text
+
+
+def test_max_site_size_from_the_environment(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    args = ["build", "--event-log-dir", str(example_logs), "--output", str(site)]
+    env = {"SITEGEN_MAX_SITE_SIZE": "300kB"}
+    result = CliRunner().invoke(cli, [*args, "--no-raw-logs", "--format", "json"], env=env)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["jobs_over_size_limit"] > 0
+    assert summary["site_bytes"] <= 300_000
+    bad = CliRunner().invoke(cli, args, env={"SITEGEN_MAX_SITE_SIZE": "lots"})
+    assert bad.exit_code == 2 and "lots" in bad.output
