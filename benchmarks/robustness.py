@@ -51,6 +51,7 @@ from sitegen.eventlog.discover import LogFile  # noqa: E402
 from sitegen.eventlog.reader import read_log  # noqa: E402
 from sitegen.examples import EXAMPLE_LOG_DIR  # noqa: E402
 from sitegen.examples.generator import JobSpec, generate_job  # noqa: E402
+from sitegen.layout import BOOKKEEPING  # noqa: E402
 from sitegen.render.pages import PageRenderer  # noqa: E402
 
 # ---------------------------------------------------------------------------------- fuzz
@@ -535,8 +536,15 @@ EPOCH = "1767225600"  # SOURCE_DATE_EPOCH: every build of the same logs makes th
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    """Return every file below ``root`` by relative path, with its bytes."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """Return every file below ``root`` by relative path, with its bytes, the state aside.
+
+    The state database is SQLite: the same rows written in another order are other bytes.
+    """
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and str(p.relative_to(root)) not in BOOKKEEPING
+    }
 
 
 def _descendants(pid: int) -> set[int]:
