@@ -369,6 +369,9 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
     assert page.locator("table.tasks tbody tr").count() == 100
     assert "Tasks 2,001–2,100 of 2,100" in page.locator("table.tasks caption").inner_text()
     page.locator("nav.pager").first.get_by_text("‹ Previous").click()
+    # count() does not wait: on a loaded machine it counted a half-parsed page of 1,000 rows.
+    page.wait_for_url("**/tasks-1/2.html")
+    page.wait_for_load_state()
     rows = page.locator("table.tasks tbody tr")
     assert rows.count() == 1_000
     assert rows.first.locator("td").first.inner_text() == "1000"
