@@ -394,6 +394,8 @@ def test_task_table_pages(big_stage: tuple[str, Path], watched: Watched, scheme:
     caption = f"Tasks {2 * PER_PAGE + 1:,}–{BIG_STAGE_TASKS:,} of {BIG_STAGE_TASKS:,}"
     assert caption in page.locator("table.tasks caption").inner_text()
     page.locator("nav.pager").first.get_by_text("‹ Previous").click()
+    # count() does not wait: on a loaded machine it counted a half-parsed page.
+    page.wait_for_url("**/tasks-1/2.html")
     page.wait_for_load_state()
     rows = page.locator("table.tasks tbody tr")
     assert rows.count() == PER_PAGE
