@@ -172,12 +172,7 @@ def test_workflow_steps_build_what_they_upload(
 
 # Pages other issues add; README.md and docs/index.md link them ahead of time. Links to these may
 # dangle until they land, every other relative link must resolve.
-PENDING_PAGES = {
-    ROOT / "docs" / name
-    for name in (
-        "scale.md",
-    )
-}
+PENDING_PAGES = {ROOT / "docs" / name for name in ("scale.md",)}
 LINK = re.compile(r"!?\[[^\]]*\]\(([^()\s]+)\)")
 
 

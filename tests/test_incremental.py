@@ -254,7 +254,9 @@ def test_an_unreadable_note_is_a_warning_naming_it_until_fixed(
     note.unlink()
     note.mkdir()  # a directory where the note should be
     report = build(BuildOptions(example_logs, site))
-    assert [p.message for p in note_problems(report)] == ["cannot read the note: Is a directory"]
+    assert [p.message for p in note_problems(report)] == [
+        "skipped: a directory, not a regular file"
+    ]
 
     note.rmdir()
     note.write_text("Café is down")
