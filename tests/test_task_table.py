@@ -18,7 +18,7 @@ from sitegen.render.payload import Stage, TaskSummary, task_status
 
 # One row as a template would print it, every rule spelled out plainly: the reference bytes.
 ROW = (
-    "<tr{% if word == 'Failed' %} class=failed{% endif %}>"
+    "<tr{% if anchor %} id=task-{{ t.id }}{% endif %}{% if word == 'Failed' %} class=failed{% endif %}>"
     "<td>{{ '—' if t.id is none else t.id }}</td>"
     '<td><span class="badge {{ word|status_class }}">{{ word }}</span></td>'
     "<td>{{ parts }}</td><td>{{ executor }}</td>"
@@ -76,15 +76,18 @@ def row_template() -> jinja2.Template:
 
 def reference(tasks: list[TaskSummary], ends: list[TaskEnd]) -> str:
     row = row_template()
+    # A task id listed twice anchors (``#task-<id>``, where findings link) its first row only.
+    first = {t.id: n for n, t in reversed(list(enumerate(tasks))) if t.id is not None}
     return "\n".join(
         row.render(
             t=t,
+            anchor=first.get(t.id) == n,
             word=task_status(t.status).word,
             parts=partitions(t.partition_id),
             executor=executor_of(t, ends),
             took=duration_of(t),
         )
-        for t in tasks
+        for n, t in enumerate(tasks)
     )
 
 
