@@ -36,7 +36,7 @@ def _refuse_empty(options: BuildOptions) -> None:
     built = manifest.built_from(options.output)
     jobs = sum(built.values()) if built else 0
     if jobs and not options.allow_empty:
-        dirs = ", ".join(str(d) for d in options.dirs)
+        dirs = ", ".join(str(d) for d in options.log_dirs)
         raise UsageError(
             f"no event logs in {dirs}, but the published site has {jobs} jobs: refusing to "
             "replace it with an empty site (an unmounted volume or a wrong path?); "
@@ -47,7 +47,7 @@ def _refuse_empty(options: BuildOptions) -> None:
 
 def _reads_examples(options: BuildOptions) -> bool:
     """Tell whether this build reads the bundled example logs and nothing else."""
-    return [d.resolve() for d in options.dirs] == [EXAMPLE_LOG_DIR.resolve()]
+    return [d.resolve() for d in options.log_dirs] == [EXAMPLE_LOG_DIR.resolve()]
 
 
 def _refuse_examples(options: BuildOptions) -> None:

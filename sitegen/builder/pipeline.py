@@ -86,11 +86,6 @@ class BuildOptions:
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
 
-    @property
-    def dirs(self) -> tuple[Path, ...]:
-        """Return the event-log directories."""
-        return self.log_dirs
-
 
 # Options that change how a build runs, or which jobs are listed, but not a byte of
 # any job's own files: changing them does not force every job to be rebuilt.
