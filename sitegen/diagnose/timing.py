@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.finding import Finding, FindingKind
+from sitegen.diagnose.finding import Finding, FindingKind, Severity
 from sitegen.diagnose.stats import times
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render.formatting import duration, percent
@@ -24,14 +24,11 @@ def queued(queued_at: int, started_at: int, completed_at: int) -> Finding | None
     grade = th.severity(ratio)
     if grade is None or wait < th.QUEUED_MIN_MS:
         return None
-    return Finding(
-        kind=FindingKind.QUEUED,
-        severity=grade,
-        stage_id=None,
-        task_id=None,
-        executor_id=None,
-        value=round(ratio, 2),
-        message=(
+    return _job_finding(
+        FindingKind.QUEUED,
+        grade,
+        ratio,
+        (
             f"The job waited {duration(wait)} in the queue and then ran {duration(run)}: "
             f"from submission to end it took {times(ratio)} its run time."
         ),
@@ -84,16 +81,18 @@ def idle(tasks: list[TaskEnd], started_at: int, completed_at: int) -> Finding | 
     if grade is None:
         return None
     longest = max(gaps, key=lambda g: g.length)
-    return Finding(
-        kind=FindingKind.IDLE,
-        severity=grade,
-        stage_id=None,
-        task_id=None,
-        executor_id=None,
-        value=round(ratio, 2),
-        message=(
+    return _job_finding(
+        FindingKind.IDLE,
+        grade,
+        ratio,
+        (
             f"No task was running for {duration(total)} of the job's {duration(run)} run "
             f"({percent(total, run)}); the longest stretch, {duration(longest.length)}, began "
             f"{duration(longest.start - started_at)} after the job started."
         ),
     )
+
+
+def _job_finding(kind: FindingKind, grade: Severity, ratio: float, message: str) -> Finding:
+    """Return a finding about the whole job: no stage, task or executor."""
+    return Finding(kind, grade, None, None, None, round(ratio, 2), message)
