@@ -443,7 +443,6 @@ def scale(work: Path, sizes: list[int]) -> None:
 
 def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     """Time the reduce step's trend work on a built site's summaries: analysis, then pages."""
-    from sitegen.builder.trend_hooks import contexts_by_log
     from sitegen.diagnose import failures, insights, recurring
     from sitegen.publish.writer import SiteWriter
     from sitegen.render import trend_pages
@@ -456,7 +455,8 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
         state.close()
     started = time.perf_counter()
     found = recurring.trends(jobs)
-    contexts_by_log(found, dict(enumerate(j.job_id for j in jobs)))
+    by_id = {j.job_id: j for j in jobs}
+    recurring.run_contexts(found, by_id)
     failures.failure_groups(jobs)
     insights.worst_jobs(jobs, recurring.all_regressions(jobs))
     insights.flagged_executors(jobs)
@@ -464,7 +464,11 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     shutil.rmtree(workers_dir, ignore_errors=True)
     pages = PageRenderer()
     started = time.perf_counter()
-    trend_pages.write(pages, SiteWriter(workers_dir, fresh=True), jobs, found)
+    writer = SiteWriter(workers_dir, fresh=True)
+    trend_pages.write_names(pages, writer, [trend_pages.name_record(t) for t in found])
+    for trend in found:
+        trend_pages.write_name_page(pages, writer, trend, by_id)
+    trend_pages.write_failures_and_insights(pages, writer, jobs, recurring.all_regressions(jobs))
     return len(jobs), analysis, time.perf_counter() - started
 
 

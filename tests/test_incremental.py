@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder import manifest
+from sitegen.builder import manifest, pipeline
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import (
@@ -176,6 +176,31 @@ def test_no_op_build_writes_nothing(tmp_path: Path, example_logs: Path) -> None:
     report = build(BuildOptions(example_logs, site))
     assert report.up_to_date
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*")} == before
+
+
+def test_a_no_op_reads_identities_not_the_state_whole(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    write(example_logs / "dup-a.eventlog", job_lines("dup", start_ms=1_000))
+    write(example_logs / "dup-b.eventlog", job_lines("dup", start_ms=9_000))
+    full = build(BuildOptions(example_logs, site, max_jobs=20))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a no-op loaded every log's row or selected again")
+
+    monkeypatch.setattr(manifest.State, "known", refuse)
+    monkeypatch.setattr(pipeline, "select", refuse)
+    quick = build(BuildOptions(example_logs, site, max_jobs=20))
+    assert quick.up_to_date and quick.rebuilt == 0
+    # What it reports is what the build that selected said: the duplicate, the counts.
+    assert quick.problems == full.problems
+    assert any(p.kind == ProblemKind.DUPLICATE_ID for p in quick.problems)
+    assert (quick.published, quick.retention_dropped) == (full.published, full.retention_dropped)
+    assert quick.classifications == full.classifications
+    # Another limit selects again (not quick), whatever the logs.
+    monkeypatch.undo()
+    assert build(BuildOptions(example_logs, site, max_jobs=10)).published == 10
 
 
 def test_clean_and_changed_options_rebuild_everything(tmp_path: Path, example_logs: Path) -> None:

@@ -127,7 +127,8 @@ def test_trend_figures() -> None:
 def test_run_contexts_link_neighbours_and_the_previous_success() -> None:
     history = runs([1_000, 1_000, 1_000])
     history[1] = run("q1-1", 1_000, T0 + DAY, failure="x", status="Failed")
-    contexts = recurring.run_contexts(recurring.trends(history + runs([5], "alone")))
+    found = recurring.trends(history + runs([5], "alone"))
+    contexts = recurring.run_contexts(found, {j.job_id: j for j in history})
     assert set(contexts) == {"q1-0", "q1-1", "q1-2"}  # a name with one run has none
     last = contexts["q1-2"]
     assert (last.previous, last.next, last.baseline, last.baseline_ms) == (

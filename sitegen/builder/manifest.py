@@ -5,10 +5,11 @@ one into the staging directory, so the atomic swap replaces site and state toget
 incremental build updates rows in one transaction, committed after the site's files are in
 place, so a killed build rolls back and the next one redoes it. Per log it keeps its
 identity (size, mtime), its SHA-256 and what the map step made of it; per job the columns
-the reduce queries and the whole ``JobSummary`` as one encoded blob, so fields added to it
-travel along without a schema change. A state that is missing, of another layout or damaged
-(SQLite or the decoder says so when it is read) is ignored: that costs a full build, never a
-wrong site.
+the reduce queries and the whole ``JobSummary`` as one encoded blob (in a table of its own,
+so that queries over every log read small rows), so fields added to it travel along without
+a schema change; per job name the figures of its trend. A state that is missing, of another
+layout or damaged (SQLite or the decoder says so when it is read) is ignored: that costs a
+full build, never a wrong site.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from sitegen import __version__
+from sitegen.diagnose.recurring import Run, failed, succeeded
 from sitegen.eventlog.filekind import open_regular
 from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME
 from sitegen.model import Classification, ExecutorStats, JobSummary, Problem, RunningJob
@@ -51,6 +53,21 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     context_sha256: str = ""
 
 
+class Chosen(msgspec.Struct, array_like=True, gc=False):
+    """What a build's selection decided, kept so that a build with nothing to do reports it."""
+
+    # The options it depends on besides the logs (see pipeline._selection_options).
+    options: list[int | None]
+    # Logs that lost their job id to another log, by key, and why.
+    losers: dict[str, Problem]
+    published: int
+    retention_dropped: int
+    size_dropped: int
+
+
+_decode_chosen = msgspec.json.Decoder(Chosen).decode
+
+
 class Known(NamedTuple):
     """One log as last built, from the state's columns alone (no blob decoded)."""
 
@@ -65,6 +82,7 @@ class Known(NamedTuple):
     published: int
     classification: str
     job_id: str | None
+    job_name: str | None
     start_time: int
     end_time: int
     completed_at: int
@@ -83,7 +101,7 @@ class Known(NamedTuple):
 DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 4
+FORMAT = 5
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 _encode = msgspec.msgpack.Encoder().encode
 _decode_outcome = msgspec.msgpack.Decoder(LogOutcome).decode
@@ -103,21 +121,31 @@ CREATE TABLE log(
     classification TEXT NOT NULL,
     flagged INTEGER NOT NULL,
     job_id TEXT,
+    job_name TEXT,
     start_time INTEGER NOT NULL,
     end_time INTEGER NOT NULL,
     completed_at INTEGER NOT NULL,
     status TEXT,
+    -- As the trend of its name counts the run (diagnose/recurring.py).
+    failed INTEGER NOT NULL,
+    succeeded INTEGER NOT NULL,
+    -- A failure, failed attempts or findings: what the Failures and Insights pages read.
+    remarkable INTEGER NOT NULL,
     tasks INTEGER NOT NULL,
     failed_tasks INTEGER NOT NULL,
     roots TEXT NOT NULL,
     files INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     raw_bytes INTEGER NOT NULL,
-    listed BLOB,
-    summary BLOB,
-    outcome BLOB NOT NULL
+    listed BLOB
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
+CREATE INDEX log_job ON log(job_id) WHERE published;
+CREATE INDEX log_flagged ON log(key) WHERE flagged;
+CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
+CREATE INDEX log_remarkable ON log(start_time, job_id) WHERE published AND remarkable;
+CREATE TABLE blob(key TEXT PRIMARY KEY, summary BLOB, outcome BLOB NOT NULL);
+CREATE TABLE name_trend(name TEXT PRIMARY KEY, runs INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE executor(
     key TEXT NOT NULL,
     executor_id TEXT NOT NULL,
@@ -130,13 +158,16 @@ CREATE TABLE executor(
 );
 CREATE INDEX executor_key ON executor(key);
 CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
+-- Covers the executors page's totals: no row of the table is read for them.
+CREATE INDEX executor_totals ON executor(published, executor_id, tasks, failed, busy_ms);
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
 _KNOWN = (
     "key, size, mtime_ns, sha256, note_sha256, context_sha256, published, classification, job_id, "
-    "start_time, end_time, completed_at, roots, files, bytes, raw_bytes"
+    "job_name, start_time, end_time, completed_at, roots, files, bytes, raw_bytes"
 )
+_RUN = "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key"
 
 
 def _list_entry(summary: JobSummary) -> bytes:
@@ -208,14 +239,50 @@ class State:
         make = Known._make
         return {row[0]: make(row) for row in self.db.execute(f"SELECT {_KNOWN} FROM log")}
 
+    def identities(self) -> dict[str, tuple[int, int]]:
+        """Return every log's size and modification time, by key."""
+        rows = self.db.execute("SELECT key, size, mtime_ns FROM log")
+        return {key: (size, mtime) for key, size, mtime in rows}
+
+    def note_digests(self) -> dict[str, str]:
+        """Return the digest of the note each published job was rendered with, if it had one."""
+        rows = self.db.execute(
+            "SELECT job_id, note_sha256 FROM log WHERE published AND note_sha256 <> ''"
+        )
+        return dict(rows.fetchall())
+
+    def published_ids(self, job_ids: Sequence[str]) -> set[str]:
+        """Return which of ``job_ids`` are published."""
+        found: set[str] = set()
+        for start in range(0, len(job_ids), 500):  # SQLite's bound-parameter limit
+            chunk = job_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"SELECT job_id FROM log WHERE published AND job_id IN ({marks})", chunk
+            )
+            found.update(job_id for (job_id,) in rows)
+        return found
+
+    def chosen(self) -> Chosen | None:
+        """Return what the last build's selection decided (None when not recorded)."""
+        row = self.db.execute("SELECT value FROM meta WHERE name = 'chosen'").fetchone()
+        return _decode_chosen(row[0]) if row else None
+
+    def set_chosen(self, chosen: Chosen) -> None:
+        """Record what this build's selection decided."""
+        self._meta({"chosen": _json(chosen).decode()})
+
     def put(self, key: str, size: int, mtime_ns: int, outcome: LogOutcome, published: bool) -> None:
         """Record one log as built now (replacing what was known of it)."""
         self.forget([key])
         summary = outcome.summary
         blob = _encode(msgspec.structs.replace(outcome, summary=None))
         executors: dict[str, ExecutorStats] = summary.executors if summary else {}
+        remarkable = summary is not None and bool(
+            summary.failure is not None or summary.task_errors or summary.findings
+        )
         self.db.execute(
-            "INSERT INTO log VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO log VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 key,
                 size,
@@ -227,10 +294,14 @@ class State:
                 str(outcome.classification),
                 int(bool(outcome.problems) or outcome.running is not None),
                 summary.job_id if summary else None,
+                summary.job_name if summary else None,
                 summary.start_time if summary else 0,
                 summary.end_time if summary else 0,
                 summary.completed_at if summary else 0,
                 summary.status if summary else None,
+                int(summary is not None and failed(summary)),
+                int(summary is not None and succeeded(summary)),
+                int(remarkable),
                 summary.tasks if summary else 0,
                 summary.failed_tasks if summary else 0,
                 "\n".join(outcome.roots),
@@ -238,9 +309,10 @@ class State:
                 outcome.bytes,
                 (summary.raw_log_bytes or 0) if summary else 0,
                 _list_entry(summary) if summary else None,
-                _encode(summary) if summary else None,
-                blob,
             ),
+        )
+        self.db.execute(
+            "INSERT INTO blob VALUES (?,?,?)", (key, _encode(summary) if summary else None, blob)
         )
         if summary is not None and executors:
             job_id, start = summary.job_id, summary.start_time
@@ -256,6 +328,7 @@ class State:
         """Remove logs that are gone (or about to be recorded afresh)."""
         rows = [(k,) for k in keys]
         self.db.executemany("DELETE FROM log WHERE key = ?", rows)
+        self.db.executemany("DELETE FROM blob WHERE key = ?", rows)
         self.db.executemany("DELETE FROM executor WHERE key = ?", rows)
 
     def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
@@ -271,7 +344,7 @@ class State:
     def outcome(self, key: str) -> LogOutcome:
         """Return one log's whole outcome, summary included."""
         blob, summary = self.db.execute(
-            "SELECT outcome, summary FROM log WHERE key = ?", (key,)
+            "SELECT outcome, summary FROM blob WHERE key = ?", (key,)
         ).fetchone()
         outcome = _decode_outcome(blob)
         if summary is not None:
@@ -280,7 +353,8 @@ class State:
 
     def flagged(self) -> Iterator[LogOutcome]:
         """Yield the outcomes with problems or a running job, in log order."""
-        for (blob,) in self.db.execute("SELECT outcome FROM log WHERE flagged ORDER BY key"):
+        query = "SELECT outcome FROM log JOIN blob USING (key) WHERE flagged ORDER BY key"
+        for (blob,) in self.db.execute(query):
             yield _decode_outcome(blob)
 
     def classifications(self) -> dict[str, int]:
@@ -292,7 +366,10 @@ class State:
 
     def newest(self, limit: int | None = None) -> Iterator[JobSummary]:
         """Yield the published jobs newest first (start time, then id), decoding each."""
-        query = "SELECT summary FROM log WHERE published ORDER BY start_time DESC, job_id"
+        query = (
+            "SELECT summary FROM log JOIN blob USING (key) WHERE published "
+            "ORDER BY start_time DESC, job_id"
+        )
         rows = self.db.execute(query + (f" LIMIT {int(limit)}" if limit is not None else ""))
         for (blob,) in rows:
             yield _decode_summary(blob)
@@ -304,25 +381,12 @@ class State:
             chunk = job_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(
-                f"SELECT job_id, summary FROM log WHERE published AND job_id IN ({marks})", chunk
+                f"SELECT job_id, summary FROM log JOIN blob USING (key) "
+                f"WHERE published AND job_id IN ({marks})",
+                chunk,
             )
             found.update((job_id, _decode_summary(blob)) for job_id, blob in rows)
         return found
-
-    def summaries_of(self, keys: Sequence[str]) -> Iterator[JobSummary]:
-        """Yield the summaries of the given logs in their order, a chunk decoded at a time."""
-        for start in range(0, len(keys), 500):  # SQLite's bound-parameter limit
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.db.execute(
-                f"SELECT key, summary FROM log WHERE summary IS NOT NULL AND key IN ({marks})",
-                chunk,
-            )
-            blobs = dict(rows.fetchall())
-            for key in chunk:
-                blob = blobs.get(key)
-                if blob is not None:
-                    yield _decode_summary(blob)
 
     def listed(self) -> list[tuple[str, int, str]]:
         """Return ``(job_id, start_time, sha256)`` of every published job, newest first."""
@@ -366,6 +430,45 @@ class State:
             "SELECT job_id, tasks, failed, busy_ms FROM executor "
             "WHERE executor_id = ? AND published ORDER BY start_time DESC, job_id LIMIT ?",
             (executor_id, keep),
+        )
+        return rows.fetchall()
+
+    # --- trends across jobs ------------------------------------------------------------
+
+    def published_names(self) -> list[str]:
+        """Return the names of the published jobs (the empty name aside), sorted."""
+        rows = self.db.execute(
+            "SELECT DISTINCT job_name FROM log WHERE published AND job_name <> '' ORDER BY job_name"
+        )
+        return [name for (name,) in rows]
+
+    def runs(self, name: str) -> list[tuple[Run, str, str]]:
+        """Return the published runs of a name, oldest first, with their log key and context."""
+        rows = self.db.execute(
+            f"SELECT {_RUN}, key, context_sha256 FROM log "
+            "WHERE published AND job_name = ? ORDER BY start_time, job_id",
+            (name,),
+        )
+        return [
+            (Run(j, n, s, e, st or "", bool(f), bool(ok), src), key, context)
+            for j, n, s, e, st, f, ok, src, key, context in rows
+        ]
+
+    def name_trends(self) -> Iterator[tuple[str, bytes]]:
+        """Yield each job name's stored trend figures, most runs first, then by name."""
+        yield from self.db.execute("SELECT name, data FROM name_trend ORDER BY runs DESC, name")
+
+    def set_name_trend(self, name: str, runs: int, data: bytes | None) -> None:
+        """Record a job name's trend figures (None: the name has no published run now)."""
+        self.db.execute("DELETE FROM name_trend WHERE name = ?", (name,))
+        if data is not None:
+            self.db.execute("INSERT INTO name_trend VALUES (?, ?, ?)", (name, runs, data))
+
+    def remarkable(self) -> list[tuple[str, str]]:
+        """Return ``(job_id, digest)`` of the published jobs with a failure or findings."""
+        rows = self.db.execute(
+            "SELECT job_id, sha256 || key FROM log WHERE published AND remarkable "
+            "ORDER BY start_time, job_id"
         )
         return rows.fetchall()
 

@@ -172,6 +172,7 @@ class Pick:
     """What selection needs of one completed log, from its outcome or from the state."""
 
     job_id: str
+    job_name: str
     start_time: int
     end_time: int
     completed_at: int
@@ -186,7 +187,16 @@ class Pick:
         if s is None:
             return None
         raw = s.raw_log_bytes or 0
-        return cls(s.job_id, s.start_time, s.end_time, s.completed_at, s.file, outcome.bytes, raw)
+        return cls(
+            s.job_id,
+            s.job_name,
+            s.start_time,
+            s.end_time,
+            s.completed_at,
+            s.file,
+            outcome.bytes,
+            raw,
+        )
 
     @classmethod
     def known(cls, known: Known) -> Pick | None:
@@ -195,6 +205,7 @@ class Pick:
             return None
         return cls(
             known.job_id,
+            known.job_name or "",
             known.start_time,
             known.end_time,
             known.completed_at,
@@ -234,6 +245,22 @@ def select(picks: list[Pick | None], options: BuildOptions, now: float) -> Selec
             lean = fits(list(kept.values()), options.max_site_size, raw_logs=False)
             chosen.leaner_fits_more = len(lean) > len(fitting)
     return chosen
+
+
+def figures(chosen: Selection, logs: list[LogFile], options: BuildOptions) -> manifest.Chosen:
+    """Return what the report needs of a selection, as the state keeps it for the next build."""
+    return manifest.Chosen(
+        _selection_options(options),
+        {logs[n].key: problem for n, problem in chosen.losers.items()},
+        len(chosen.published),
+        chosen.retention_dropped,
+        chosen.size_dropped,
+    )
+
+
+def _selection_options(options: BuildOptions) -> list[int | None]:
+    """Return the options the selection depends on besides the logs (age aside)."""
+    return [options.max_jobs, options.max_site_size]
 
 
 class _LeanerSite(Exception):
@@ -356,6 +383,9 @@ def _run(run: _Run, progress: Progress | None, freeze: Callable[[], None]) -> Bu
     """Finish the build: nothing to do, or map, reduce and publish what changed."""
     try:
         if run.state is not None:
+            quick = _quick_no_op(run)
+            if quick is not None:
+                return quick
             # What the state knows lives until the build ends: hide it from the collector.
             with gcpause.paused():
                 run.known = run.state.known()
@@ -366,6 +396,37 @@ def _run(run: _Run, progress: Progress | None, freeze: Callable[[], None]) -> Bu
     finally:
         if run.state is not None:
             run.state.close()
+
+
+def _quick_no_op(run: _Run) -> BuildReport | None:
+    """Finish a build whose logs, notes and selection options are as last built; else None.
+
+    Compares identities and the notes alone, and reports from what the state kept of the last
+    selection: at 100,000 logs, loading every log's row and selecting again cost seconds.
+    """
+    state = run.state
+    assert state is not None
+    stored = state.chosen()
+    options = run.options
+    # Retention by age moves on with the clock: the full check decides.
+    if stored is None or options.max_age is not None:
+        return None
+    if stored.options != _selection_options(options):
+        return None
+    known = state.identities()
+    if len(known) != len(run.logs):
+        return None
+    for log in run.logs:
+        if known.get(log.key) != (log.size, log.mtime_ns):
+            return None
+    had = state.note_digests()
+    notes = run.notes
+    if any(job_id not in notes.paths for job_id in had):
+        return None  # a published job's note was removed
+    for job_id in state.published_ids(sorted(notes.paths)):
+        if notes.digest(job_id) != had.get(job_id, ""):
+            return None
+    return _report(run, state, stored, rebuilt=0, up_to_date=True)
 
 
 def _unchanged(log: LogFile, known: Known | None) -> bool:
@@ -408,12 +469,14 @@ def _no_op(run: _Run) -> BuildReport | None:
         for n, log in enumerate(run.logs)
         if log.mtime_ns != run.reused[n].mtime_ns
     ]
-    if moved:
-        # Only modification times moved (same bytes): record them, publish nothing new.
-        run.state.begin()
-        run.state.touch(moved)
-        run.state.commit()
-    return _report(run, run.state, chosen, rebuilt=0, up_to_date=True)
+    # Only modification times moved (same bytes), or options that chose the same jobs:
+    # record them (the next build can then tell nothing changed quickly), publish nothing.
+    chose = figures(chosen, run.logs, run.options)
+    run.state.begin()
+    run.state.touch(moved)
+    run.state.set_chosen(chose)
+    run.state.commit()
+    return _report(run, run.state, chose, rebuilt=0, up_to_date=True)
 
 
 def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
@@ -422,7 +485,6 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
     from sitegen.builder import trend_hooks
     from sitegen.builder.mapstep import map_logs, root_parents
     from sitegen.builder.reduce import reduce
-    from sitegen.diagnose import recurring
 
     options = run.options
     pages = _renderer(run)
@@ -460,22 +522,29 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         chosen = select(picks, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
+        chose = figures(chosen, run.logs, options)
+        state.set_chosen(chose)
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
         late = {
             n for n, known in run.reused.items() if n in chosen.published and not known.published
         }
-        # Recurring jobs: the run context of every published job, from the state's summaries
-        # (issue 13); render again each job page whose context changed.
-        published = sorted(chosen.published)
-        found = recurring.trends(state.summaries_of([run.logs[n].key for n in published]))
-        job_ids = {n: pick.job_id for n in published if (pick := picks[n]) is not None}
-        contexts = trend_hooks.contexts_by_log(found, job_ids)
-        rendered = {
-            n: fresh[n].context_sha256 if n in fresh else run.reused[n].context_sha256
-            for n in published
-        }
-        outdated = trend_hooks.stale_contexts(rendered, contexts) - late
+        # Recurring jobs: the names whose runs changed get their trend again, from the state's
+        # columns; render again each job page whose run context changed.
+        changed = _flag_selection(run, state, fresh, chosen)
+        names = (
+            state.published_names()
+            if full
+            else trend_hooks.touched_names(
+                (p.job_name for f in fresh.values() if (p := f.pick)), run.known.values(), changed
+            )
+        )
+        found = trend_hooks.update_trends(state, names)
+        index = {log.key: n for n, log in enumerate(run.logs)}
+        outdated = {index[key] for key in found.stale} - late
+        again_ns = outdated | late
+        needed = {n: k for key, k in found.keys.items() if k and (n := index[key]) in again_ns}
+        contexts = trend_hooks.full_contexts(state, needed)
         written = outdated & fresh.keys()
         # Pages this build wrote get the context spliced in; published ones are rendered again.
         unpatched = trend_hooks.patch_pages(
@@ -488,8 +557,10 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         moves, unpublished, new_roots = _publish_flags(run, state, fresh, chosen, staging)
         writer = SiteWriter(staging, fresh=True)
         previous = set() if full else state.site_files()
-        report = _report(run, state, chosen, rebuilt=len(fresh))
-        site_files = reduce(state, writer, pages, report.running, report.problems, run.stamp, found)
+        report = _report(run, state, chose, rebuilt=len(fresh))
+        site_files = reduce(
+            state, writer, pages, report.running, report.problems, run.stamp, found.trends
+        )
         if full:
             publication.arrange(moves, unpublished)
             report.site_bytes = state.site_bytes(staging)
@@ -557,6 +628,26 @@ def _picks(run: _Run, fresh: dict[int, Fresh]) -> list[Pick | None]:
     ]
 
 
+def _flag_selection(
+    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection
+) -> set[str]:
+    """Record which logs the site will hold, before the trends are queried; return their keys.
+
+    The keys returned are of the logs mapped, removed, or published or left out anew.
+    """
+    keys = {log.key for log in run.logs}
+    gone = [k for k in run.known if k not in keys]
+    state.forget(gone)
+    flags = [(run.logs[n].key, n in chosen.published) for n in fresh]
+    flags.extend(
+        (run.logs[n].key, n in chosen.published)
+        for n, known in run.reused.items()
+        if bool(known.published) != (n in chosen.published)
+    )
+    state.set_published(flags)
+    return {key for key, _ in flags} | set(gone)
+
+
 def _publish_flags(
     run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, staging: Path
 ) -> tuple[list[tuple[Path, str]], list[str], set[str]]:
@@ -607,25 +698,26 @@ def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
 
 
 def _report(
-    run: _Run, state: State, chosen: Selection, rebuilt: int, up_to_date: bool = False
+    run: _Run, state: State, chosen: manifest.Chosen, rebuilt: int, up_to_date: bool = False
 ) -> BuildReport:
-    """Assemble the report from the state: problems, running jobs, counts."""
+    """Assemble the report from the state and the selection: problems, running jobs, counts."""
     flagged = {o.file: o for o in state.flagged()}
     problems: list[Problem] = []
     running: list[RunningJob] = []
-    for n, log in enumerate(run.logs):
+    for log in run.logs:
         outcome = flagged.get(log.key)
         if outcome is not None:
             problems.extend(outcome.problems)
             if outcome.running is not None:
                 running.append(outcome.running)
-        if n in chosen.losers:
-            problems.append(chosen.losers[n])
+        loser = chosen.losers.get(log.key)
+        if loser is not None:
+            problems.append(loser)
     counts = state.classifications()
     report = BuildReport(
         output=run.options.output,
         logs=len(run.logs),
-        published=len(chosen.published),
+        published=chosen.published,
         running=running,
         problems=problems,
         files_written=0,

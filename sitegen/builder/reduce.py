@@ -8,10 +8,13 @@ what it is made from changed since the state last recorded it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 
+import msgspec
+
 from sitegen.builder.manifest import State
-from sitegen.builder.trend_hooks import regressed
+from sitegen.builder.trend_hooks import regressed, stored_records
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import NameTrend
 from sitegen.model import JobSummary, Problem, RunningJob
@@ -38,16 +41,18 @@ def reduce(
     running: list[RunningJob],
     problems: list[Problem],
     stamp: float,
-    found: list[NameTrend],
+    touched: list[NameTrend],
 ) -> set[str]:
     """Write the site-wide files that changed; return every site-wide file the site holds.
 
-    ``found`` holds the trends of the recurring job names (regressions among them).
+    ``touched`` holds the trends of the job names whose runs this build changed.
     """
     listed = state.listed()
     archive = archive_pages(listed)
-    extra = regressed(found)
-    held = _listing(state, writer, pages, listed, archive, extra)
+    records = stored_records(state)
+    extra = regressed(records)
+    signatures: dict[str, str] = {}
+    held = _listing(state, writer, pages, listed, archive, extra, signatures)
     by_status, tasks, failed = state.totals()
     older = _page_of(archive, listed[PAGE_CAPACITY][0]) if archive else None
     newest = list(state.newest(PAGE_CAPACITY))
@@ -56,12 +61,43 @@ def reduce(
         writer.write(rel, data)
     pages.executors_page(writer, _executors(state))
     pages.site_pages(writer, running, problems)
-    # Failure groups and Insights look at every published job: decoded from the state.
-    trend_pages.write(pages, writer, list(state.newest()), found)
+    held |= _trends(state, writer, pages, touched, records, extra, signatures)
     for name, text in hosting.site_files().items():
         writer.write(name, text.encode())
+    state.set_list_pages(signatures)
     files = held | set(writer.written_names())
     state.set_site_files(files)
+    return files
+
+
+def _trends(
+    state: State,
+    writer: SiteWriter,
+    pages: PageRenderer,
+    touched: list[NameTrend],
+    records: list[trend_pages.NameRecord],
+    extra: Mapping[str, Finding],
+    signatures: dict[str, str],
+) -> set[str]:
+    """Write the pages across jobs that changed; return all their files.
+
+    Names whose runs did not change keep their pages; Failures and Insights are rendered
+    again only when a job worth a look (or a regression) came, went or changed.
+    """
+    trend_pages.write_names(pages, writer, records)
+    for trend in touched:
+        shown = [r.job_id for r in trend_pages.newest_runs(trend)]
+        trend_pages.write_name_page(pages, writer, trend, state.summaries(shown))
+    files = {str(urls.name_page(r.entry.name)) for r in records}
+    files.update(str(p) for p in (urls.FAILURES, urls.FAILURES_JSON, urls.INSIGHTS))
+    remarkable = state.remarkable()
+    signatures["trends"] = hashlib.sha256(
+        msgspec.json.encode([remarkable, sorted(extra.items())])
+    ).hexdigest()
+    if state.list_pages().get("trends") != signatures["trends"]:
+        ids = sorted({job_id for job_id, _ in remarkable} | extra.keys())
+        jobs = list(state.summaries(ids).values())
+        trend_pages.write_failures_and_insights(pages, writer, jobs, extra)
     return files
 
 
@@ -77,10 +113,13 @@ def _listing(
     listed: list[Listed],
     archive: list[ListPage],
     extra: Mapping[str, Finding],
+    after: dict[str, str],
 ) -> set[str]:
-    """Write the archive pages and find-index parts that changed; return all their files."""
+    """Write the archive pages and find-index parts that changed; return all their files.
+
+    ``after`` receives the signature of what each was made from.
+    """
     before = state.list_pages()
-    after: dict[str, str] = {}
     files: set[str] = set()
     for n, page in enumerate(archive):
         newer = archive[n - 1].name if n else None
@@ -106,7 +145,6 @@ def _listing(
         files.add(str(urls.FIND_INDEX))
         if before.get("parts") != after["parts"]:
             writer.write(urls.FIND_INDEX, find_parts(names))
-    state.set_list_pages(after)
     return files
 
 

@@ -4,7 +4,8 @@ A job page shows the other runs of its name (previous and next run, a regression
 comparison with the previous successful run). The map step renders a page before the
 other runs are known; the reduce step then updates exactly the pages whose run context
 differs from the one they were rendered with (its digest is in the state, as a note's
-is): a new run changes its predecessor's "next run" link, and nothing else's. A page this
+is): a new run changes its predecessor's "next run" link, and nothing else's. Only the
+names whose runs this build changed are looked at, from the state's columns. A page this
 build wrote gets the new section spliced in between its markers (no second reading of the
 log: in a clean build every recurring run needs it); a page already published is rendered
 again. The runs themselves come from the state's summaries, not from summaries held.
@@ -15,14 +16,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder.manifest import State
+from sitegen.builder.manifest import Known, State
+from sitegen.diagnose import recurring
 from sitegen.diagnose.finding import Finding
-from sitegen.diagnose.recurring import NameTrend, RunContext, run_contexts
+from sitegen.diagnose.recurring import ContextKey, NameTrend, RunContext
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import urls
 from sitegen.render.pages import PageRenderer
+from sitegen.render.trend_pages import NameRecord, decode_record, encode_record, name_record
 
 if TYPE_CHECKING:
     from sitegen.builder.pipeline import Fresh
@@ -32,33 +35,62 @@ BEGIN = b"<!--sitegen:runs-->"
 END = b"<!--/sitegen:runs-->"
 
 
-def contexts_by_log(
-    found: Iterable[NameTrend], job_ids: Mapping[int, str]
-) -> dict[int, RunContext]:
-    """Return the run context of each published log that has one, by log index.
+class Contexts(NamedTuple):
+    """What recomputing the touched names' trends found, by log key."""
 
-    ``job_ids`` holds the job id of every published log, by log index.
+    # Every run of a touched name: its context key (None: the name has one run).
+    keys: dict[str, ContextKey | None]
+    # The runs whose page was rendered with another context than their key's.
+    stale: set[str]
+    trends: list[NameTrend]
+
+
+def touched_names(
+    fresh: Iterable[str | None], known: Iterable[Known], changed: Iterable[str]
+) -> set[str]:
+    """Return the job names whose runs may have changed in this build.
+
+    ``fresh`` holds the names of the jobs this build mapped; ``known`` what the state knew
+    of the logs this build mapped, removed or (un)published (``changed``, by key).
     """
-    by_job = run_contexts(found)
-    contexts = {}
-    for n, job_id in job_ids.items():
-        context = by_job.get(job_id)
-        if context is not None:
-            contexts[n] = context
-    return contexts
+    wanted = set(changed)
+    names = {name for name in fresh if name}
+    names.update(k.job_name for k in known if k.key in wanted and k.job_name)
+    return names
 
 
-def stale_contexts(rendered: Mapping[int, str], contexts: Mapping[int, RunContext]) -> set[int]:
-    """Return the published logs whose page was rendered with another run context.
+def update_trends(state: State, names: Iterable[str]) -> Contexts:
+    """Recompute the trends of ``names`` from the state's published runs and record them."""
+    found = Contexts({}, set(), [])
+    for name in sorted(set(names)):
+        rows = state.runs(name)
+        if not rows:
+            state.set_name_trend(name, 0, None)
+            continue
+        trend = recurring.trend(name, [r for r, _, _ in rows])
+        keys = recurring.context_keys(trend)
+        for run, log_key, rendered in rows:
+            key = keys.get(run.job_id)
+            found.keys[log_key] = key
+            if rendered != (key.sha256 if key else ""):
+                found.stale.add(log_key)
+        state.set_name_trend(name, len(rows), encode_record(name_record(trend)))
+        found.trends.append(trend)
+    return found
 
-    ``rendered`` holds, of every published log, the digest of the context its page has.
-    """
-    stale = set()
-    for n, sha256 in rendered.items():
-        context = contexts.get(n)
-        if sha256 != (context.sha256 if context else ""):
-            stale.add(n)
-    return stale
+
+def full_contexts(state: State, keys: Mapping[int, ContextKey]) -> dict[int, RunContext]:
+    """Return the whole context of each key (the baselines' figures decoded), by log index."""
+    baselines = state.summaries(sorted({k.baseline for k in keys.values() if k.baseline}))
+    return {
+        n: recurring.run_context(key, baselines[key.baseline] if key.baseline else None)
+        for n, key in keys.items()
+    }
+
+
+def stored_records(state: State) -> list[NameRecord]:
+    """Return every job name's stored figures, most runs first, then by name."""
+    return [decode_record(data) for _, data in state.name_trends()]
 
 
 def splice(page: bytes, section: bytes) -> bytes | None:
@@ -126,6 +158,6 @@ def discard_renders(staging: Path, logs: Iterable[int], fresh: dict[int, Fresh])
                 shutil.rmtree(staging / root)
 
 
-def regressed(found: Iterable[NameTrend]) -> dict[str, Finding]:
+def regressed(records: Iterable[NameRecord]) -> dict[str, Finding]:
     """Return every regression finding, by job id."""
-    return {job_id: f for trend in found for job_id, f in trend.regressions.items()}
+    return {job_id: f for r in records for job_id, f in r.regressions.items()}

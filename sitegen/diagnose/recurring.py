@@ -1,7 +1,8 @@
 """Recurring jobs: runs sharing a ``job_name``, their trend, and runs that regressed.
 
-Pure functions over job summaries, oldest run first: the reduce step feeds them every
-published job (or, later, rows of the build's database).
+Pure functions over runs, oldest first. A ``Run`` is what a trend needs of a job: the
+reduce step reads runs from the state's columns (no summary decoded), ``check`` makes them
+from summaries.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import functools
 import hashlib
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, TypeVar
 
 import msgspec
 
@@ -35,7 +37,43 @@ MIN_SLOWDOWN_MS = 1_000
 COMPLETED = "Completed"
 
 
-def duration_ms(job: JobSummary) -> int | None:
+class Run(NamedTuple):
+    """One run as a trend needs it: from a summary, or from the state's columns."""
+
+    job_id: str
+    job_name: str
+    start_time: int
+    end_time: int
+    status: str
+    failed: bool
+    succeeded: bool
+    # The run's log digest: a page that compares with this run changes when it does.
+    source: str = ""
+
+    @classmethod
+    def of(cls, job: JobSummary, source: str = "") -> Run:
+        """Return the run of a summary."""
+        return cls(
+            job.job_id,
+            job.job_name,
+            job.start_time,
+            job.end_time,
+            job.status,
+            failed(job),
+            succeeded(job),
+            source,
+        )
+
+
+def as_run(job: JobSummary | Run) -> Run:
+    """Return ``job`` as a run."""
+    return job if isinstance(job, Run) else Run.of(job)
+
+
+J = TypeVar("J", JobSummary, Run)
+
+
+def duration_ms(job: JobSummary | Run) -> int | None:
     """Return a run's wall time (start to end, as the jobs list shows it), None if unknown."""
     if job.start_time <= 0 or job.end_time < job.start_time:
         return None
@@ -52,14 +90,14 @@ def failed(job: JobSummary) -> bool:
     return job.failure is not None or job.status == "Failed"
 
 
-def oldest_first(jobs: Iterable[JobSummary]) -> list[JobSummary]:
+def oldest_first(jobs: Iterable[J]) -> list[J]:
     """Order runs by start time, ties by id."""
     return sorted(jobs, key=lambda j: (j.start_time, j.job_id))
 
 
-def runs_by_name(jobs: Iterable[JobSummary]) -> dict[str, list[JobSummary]]:
+def runs_by_name(jobs: Iterable[J]) -> dict[str, list[J]]:
     """Group named jobs by name, each name's runs oldest first, names sorted."""
-    found: dict[str, list[JobSummary]] = {}
+    found: dict[str, list[J]] = {}
     for job in jobs:
         if job.job_name:
             found.setdefault(job.job_name, []).append(job)
@@ -75,11 +113,11 @@ def percentile(values: Sequence[int], q: float) -> int | None:
 
 
 def regression(
-    job: JobSummary, earlier_successes: Sequence[int], name: str | None = None
+    job: Run, earlier_successes: Sequence[int], name: str | None = None
 ) -> Finding | None:
     """Judge one run against the durations of the earlier successful runs of its name."""
     took = duration_ms(job)
-    if took is None or not succeeded(job) or len(earlier_successes) < MIN_EARLIER_RUNS:
+    if took is None or not job.succeeded or len(earlier_successes) < MIN_EARLIER_RUNS:
         return None
     recent = earlier_successes[-RECENT_RUNS:]
     median = statistics.median(recent)
@@ -94,16 +132,16 @@ def regression(
     return Finding(FindingKind.REGRESSION, severity, None, None, None, round(ratio, 2), message)
 
 
-def regressions(runs: Sequence[JobSummary]) -> dict[str, Finding]:
+def regressions(runs: Sequence[JobSummary | Run]) -> dict[str, Finding]:
     """Return the regression finding of each run of one name that regressed (runs oldest first)."""
     found: dict[str, Finding] = {}
     successes: list[int] = []
-    for job in runs:
+    for job in map(as_run, runs):
         finding = regression(job, successes)
         if finding is not None:
             found[job.job_id] = finding
         took = duration_ms(job)
-        if succeeded(job) and took is not None:
+        if job.succeeded and took is not None:
             successes.append(took)
     return found
 
@@ -113,13 +151,13 @@ class NameTrend:
     """One job name: its runs oldest first and their figures."""
 
     name: str
-    runs: list[JobSummary]
+    runs: list[Run]
     regressions: dict[str, Finding]
 
     @functools.cached_property
     def durations(self) -> list[int]:
         """Return the wall times of the successful runs."""
-        return [d for j in self.runs if succeeded(j) and (d := duration_ms(j)) is not None]
+        return [d for j in self.runs if j.succeeded and (d := duration_ms(j)) is not None]
 
     @property
     def median_ms(self) -> int | None:
@@ -135,7 +173,7 @@ class NameTrend:
     @property
     def failures(self) -> int:
         """Return how many runs failed."""
-        return sum(1 for j in self.runs if failed(j))
+        return sum(1 for j in self.runs if j.failed)
 
     @property
     def failure_rate(self) -> float:
@@ -143,7 +181,7 @@ class NameTrend:
         return self.failures / len(self.runs)
 
     @property
-    def latest(self) -> JobSummary:
+    def latest(self) -> Run:
         """Return the newest run."""
         return self.runs[-1]
 
@@ -153,25 +191,67 @@ class NameTrend:
         return self.latest.job_id in self.regressions
 
 
-def trends(jobs: Iterable[JobSummary]) -> list[NameTrend]:
+def trend(name: str, runs: Iterable[JobSummary | Run]) -> NameTrend:
+    """Return the trend of one name's runs (in any order)."""
+    ordered = oldest_first(map(as_run, runs))
+    return NameTrend(name, ordered, regressions(ordered))
+
+
+def trends(jobs: Iterable[JobSummary | Run]) -> list[NameTrend]:
     """Return every job name's trend, most runs first, then by name."""
-    found = [NameTrend(name, runs, regressions(runs)) for name, runs in runs_by_name(jobs).items()]
+    found = [trend(name, runs) for name, runs in runs_by_name(map(as_run, jobs)).items()]
     found.sort(key=lambda t: (-len(t.runs), t.name))
     return found
 
 
-class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """What a recurring run's page shows about the other runs of its name.
+class ContextKey(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """What a run's context is made of, the baseline's figures aside: its digest's input.
 
-    Computed in the reduce step; the job page is rendered with it, and re-rendered when
-    it changes (its digest is kept in the manifest, as a note's is).
+    The baseline's figures come from its summary, which changes only with its log: the
+    log's digest stands in for them, so telling whether a context changed decodes nothing.
     """
 
     previous: str | None = None
     next: str | None = None
     regression: Finding | None = None
-    # The previous successful run, for the stage-by-stage comparison.
     baseline: str | None = None
+    baseline_source: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        """Return the digest the state keeps for the context of this key."""
+        return hashlib.sha256(msgspec.json.encode(self)).hexdigest()
+
+
+def context_keys(trend: NameTrend) -> dict[str, ContextKey]:
+    """Return the context key of every run of a name with more than one run, by job id."""
+    runs = trend.runs
+    keys: dict[str, ContextKey] = {}
+    if len(runs) < 2:
+        return keys
+    baseline: Run | None = None
+    for n, job in enumerate(runs):
+        keys[job.job_id] = ContextKey(
+            previous=runs[n - 1].job_id if n else None,
+            next=runs[n + 1].job_id if n + 1 < len(runs) else None,
+            regression=trend.regressions.get(job.job_id),
+            baseline=baseline.job_id if baseline else None,
+            baseline_source=baseline.source if baseline else None,
+        )
+        if job.succeeded:
+            baseline = job
+    return keys
+
+
+class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """What a recurring run's page shows about the other runs of its name.
+
+    Computed in the reduce step; the job page is rendered with it, and rendered again
+    when its key changes (the key's digest is kept in the state, as a note's is).
+    """
+
+    key: ContextKey
+    # The previous successful run's figures, for the stage-by-stage comparison.
     baseline_ms: int | None = None
     baseline_tasks: int | None = None
     baseline_input_rows: int | None = None
@@ -179,40 +259,63 @@ class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     baseline_stages: list[StageFigures] = msgspec.field(default_factory=list)
 
     @property
+    def previous(self) -> str | None:
+        """Return the previous run's job id."""
+        return self.key.previous
+
+    @property
+    def next(self) -> str | None:
+        """Return the next run's job id."""
+        return self.key.next
+
+    @property
+    def regression(self) -> Finding | None:
+        """Return this run's regression finding, if it regressed."""
+        return self.key.regression
+
+    @property
+    def baseline(self) -> str | None:
+        """Return the previous successful run's job id."""
+        return self.key.baseline
+
+    @property
     def sha256(self) -> str:
-        """Return the digest the manifest keeps for this context."""
-        return hashlib.sha256(msgspec.json.encode(self)).hexdigest()
+        """Return the digest the state keeps for this context."""
+        return self.key.sha256
 
 
-def run_contexts(found: Iterable[NameTrend]) -> dict[str, RunContext]:
-    """Return the context of every run of a name with more than one run, by job id."""
-    contexts: dict[str, RunContext] = {}
-    for trend in found:
-        runs = trend.runs
-        if len(runs) < 2:
-            continue
-        baseline: JobSummary | None = None
-        for n, job in enumerate(runs):
-            contexts[job.job_id] = RunContext(
-                previous=runs[n - 1].job_id if n else None,
-                next=runs[n + 1].job_id if n + 1 < len(runs) else None,
-                regression=trend.regressions.get(job.job_id),
-                baseline=baseline.job_id if baseline else None,
-                baseline_ms=duration_ms(baseline) if baseline else None,
-                baseline_tasks=baseline.tasks if baseline else None,
-                baseline_input_rows=baseline.input_rows if baseline else None,
-                baseline_output_rows=baseline.output_rows if baseline else None,
-                baseline_stages=list(baseline.stages) if baseline else [],
-            )
-            if succeeded(job):
-                baseline = job
-    return contexts
+def run_context(key: ContextKey, baseline: JobSummary | None) -> RunContext:
+    """Return the context of a key, with the figures of its baseline run's summary."""
+    if baseline is None:
+        return RunContext(key)
+    return RunContext(
+        key,
+        baseline_ms=duration_ms(baseline),
+        baseline_tasks=baseline.tasks,
+        baseline_input_rows=baseline.input_rows,
+        baseline_output_rows=baseline.output_rows,
+        baseline_stages=list(baseline.stages),
+    )
+
+
+def run_contexts(
+    found: Iterable[NameTrend], summaries: Mapping[str, JobSummary]
+) -> dict[str, RunContext]:
+    """Return the context of every run of a name with more than one run, by job id.
+
+    ``summaries`` holds (at least) the summary of each baseline run, by job id.
+    """
+    return {
+        job_id: run_context(key, summaries[key.baseline] if key.baseline else None)
+        for trend in found
+        for job_id, key in context_keys(trend).items()
+    }
 
 
 def all_regressions(jobs: Iterable[JobSummary]) -> dict[str, Finding]:
     """Return the regression finding of every run that regressed, by job id."""
     return {
         job_id: finding
-        for runs in runs_by_name(jobs).values()
+        for runs in runs_by_name(map(Run.of, jobs)).values()
         for job_id, finding in regressions(runs).items()
     }

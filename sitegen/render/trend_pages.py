@@ -1,8 +1,12 @@
-"""The reduce step's pages across jobs: recurring jobs, failure groups, insights, their JSON."""
+"""The reduce step's pages across jobs: recurring jobs, failure groups, insights, their JSON.
+
+Each is written from what the state keeps (a name's figures, the jobs worth a look), not from
+every published job: at 100,000 jobs that would be most of an incremental build.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -52,6 +56,24 @@ def name_entry(trend: NameTrend) -> NameEntry:
     )
 
 
+class NameRecord(msgspec.Struct, array_like=True, gc=False):
+    """What the state keeps of one job name: its ``names.json`` entry and what its rows show."""
+
+    entry: NameEntry
+    failures: int
+    latest_status: str
+    regressions: dict[str, Finding]
+
+
+def name_record(trend: NameTrend) -> NameRecord:
+    """Return what the state keeps of a name's trend."""
+    return NameRecord(name_entry(trend), trend.failures, trend.latest.status, trend.regressions)
+
+
+encode_record = msgspec.msgpack.Encoder().encode
+decode_record = msgspec.msgpack.Decoder(NameRecord).decode
+
+
 def names_json(entries: Sequence[NameEntry]) -> bytes:
     """Encode ``names.json``: ``{"names": [...]}``, most runs first."""
     return msgspec.json.encode({"names": entries}) + b"\n"
@@ -66,54 +88,69 @@ class RunRow:
     regression: Finding | None
 
 
-def write(
-    pages: PageRenderer, writer: SiteWriter, jobs: list[JobSummary], found: list[NameTrend]
-) -> None:
-    """Write the Recurring jobs, per-name, Failures and Insights pages and the two JSON files."""
-    entries = [name_entry(t) for t in found]
-    writer.write(urls.NAMES_JSON, names_json(entries))
+def write_names(pages: PageRenderer, writer: SiteWriter, records: list[NameRecord]) -> None:
+    """Write ``names.json`` and the Recurring jobs page, every name in its stored figures."""
+    writer.write(urls.NAMES_JSON, names_json([r.entry for r in records]))
     writer.write(
         urls.RECURRING,
         pages.render(
             "recurring.html",
             urls.RECURRING,
-            names=list(zip(found, entries, strict=True)),
+            names=records,
             ratio=recurring.REGRESSION_RATIO,
             min_runs=recurring.MIN_EARLIER_RUNS,
         ),
     )
-    for trend, entry in zip(found, entries, strict=True):
-        page = urls.name_page(trend.name)
-        link = Linker(page)
-        points = [
-            trend_svg.Point(
-                j.job_id,
-                j.start_time,
-                took,
-                recurring.failed(j),
-                j.job_id in trend.regressions,
-            )
-            for j in trend.runs
-            if (took := recurring.duration_ms(j)) is not None
-        ]
-        # Built from escaped text only (sitegen.svg.trend escapes every label and link).
-        chart = Markup(trend_svg.chart(points, f"Duration per run of {trend.name}", link.job))
-        rows = [
-            RunRow(j, recurring.duration_ms(j), trend.regressions.get(j.job_id))
-            for j in reversed(trend.runs[-RUNS_SHOWN:])
-        ]
-        writer.write(
+
+
+def write_name_page(
+    pages: PageRenderer, writer: SiteWriter, trend: NameTrend, shown: Mapping[str, JobSummary]
+) -> None:
+    """Write one name's page; ``shown`` holds the summaries of its newest runs, by job id."""
+    entry = name_entry(trend)
+    page = urls.name_page(trend.name)
+    link = Linker(page)
+    points = [
+        trend_svg.Point(j.job_id, j.start_time, took, j.failed, j.job_id in trend.regressions)
+        for j in trend.runs
+        if (took := recurring.duration_ms(j)) is not None
+    ]
+    # Built from escaped text only (sitegen.svg.trend escapes every label and link).
+    chart = Markup(trend_svg.chart(points, f"Duration per run of {trend.name}", link.job))
+    rows = [
+        RunRow(shown[j.job_id], recurring.duration_ms(j), trend.regressions.get(j.job_id))
+        for j in reversed(newest_runs(trend))
+    ]
+    writer.write(
+        page,
+        pages.render(
+            "name.html",
             page,
-            pages.render(
-                "name.html",
-                page,
-                trend=trend,
-                entry=entry,
-                chart=chart,
-                drawn=min(len(points), trend_svg.MAX_POINTS),
-                rows=rows,
-            ),
-        )
+            trend=trend,
+            entry=entry,
+            chart=chart,
+            drawn=min(len(points), trend_svg.MAX_POINTS),
+            rows=rows,
+        ),
+    )
+
+
+def newest_runs(trend: NameTrend) -> list[recurring.Run]:
+    """Return the runs a name's page lists, oldest first."""
+    return trend.runs[-RUNS_SHOWN:]
+
+
+def write_failures_and_insights(
+    pages: PageRenderer,
+    writer: SiteWriter,
+    jobs: list[JobSummary],
+    regressed: Mapping[str, Finding],
+) -> None:
+    """Write the Failures page, ``failures.json`` and Insights.
+
+    ``jobs`` holds at least every published job with a failure, failed attempts, findings or
+    a regression: the others add nothing to these pages.
+    """
     groups = failures.failure_groups(jobs)
     writer.write(urls.FAILURES_JSON, failures.failures_json(groups))
     by_id = {j.job_id: j for j in jobs}
@@ -128,13 +165,12 @@ def write(
             per_group=JOBS_PER_GROUP,
         ),
     )
-    extra = {job_id: f for t in found for job_id, f in t.regressions.items()}
     writer.write(
         urls.INSIGHTS,
         pages.render(
             "insights.html",
             urls.INSIGHTS,
-            worst=insights.worst_jobs(jobs, extra),
+            worst=insights.worst_jobs(jobs, regressed),
             top=insights.TOP_JOBS,
             nodes=insights.flagged_executors(jobs),
             min_jobs=insights.MIN_JOBS_PER_NODE,
