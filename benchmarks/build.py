@@ -468,7 +468,10 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     trend_pages.write_names(pages, writer, [trend_pages.name_record(t) for t in found])
     for trend in found:
         trend_pages.write_name_page(pages, writer, trend, by_id)
-    trend_pages.write_failures_and_insights(pages, writer, jobs, recurring.all_regressions(jobs))
+    trend_pages.write_failures(pages, writer, failures.failure_groups(jobs), by_id)
+    regressed = recurring.all_regressions(jobs)
+    worst, nodes = insights.worst_jobs(jobs, regressed), insights.flagged_executors(jobs)
+    trend_pages.write_insights(pages, writer, worst, nodes)
     return len(jobs), analysis, time.perf_counter() - started
 
 

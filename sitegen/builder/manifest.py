@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from sitegen import __version__
+from sitegen.diagnose.failures import FailureRow, failure_rows
 from sitegen.diagnose.recurring import Run, failed, succeeded
 from sitegen.eventlog.filekind import open_regular
 from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME
@@ -101,7 +102,7 @@ class Known(NamedTuple):
 DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 5
+FORMAT = 6
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 _encode = msgspec.msgpack.Encoder().encode
 _decode_outcome = msgspec.msgpack.Decoder(LogOutcome).decode
@@ -129,8 +130,9 @@ CREATE TABLE log(
     -- As the trend of its name counts the run (diagnose/recurring.py).
     failed INTEGER NOT NULL,
     succeeded INTEGER NOT NULL,
-    -- A failure, failed attempts or findings: what the Failures and Insights pages read.
-    remarkable INTEGER NOT NULL,
+    -- Its own findings: how many, and the rank of the worst (-1: none), for Insights.
+    findings INTEGER NOT NULL,
+    worst_rank INTEGER NOT NULL,
     tasks INTEGER NOT NULL,
     failed_tasks INTEGER NOT NULL,
     roots TEXT NOT NULL,
@@ -143,7 +145,8 @@ CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
 CREATE INDEX log_flagged ON log(key) WHERE flagged;
 CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
-CREATE INDEX log_remarkable ON log(start_time, job_id) WHERE published AND remarkable;
+CREATE INDEX log_worst ON log(worst_rank DESC, findings DESC, start_time DESC, job_id DESC)
+    WHERE published AND findings > 0;
 CREATE TABLE blob(key TEXT PRIMARY KEY, summary BLOB, outcome BLOB NOT NULL);
 CREATE TABLE name_trend(name TEXT PRIMARY KEY, runs INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE executor(
@@ -160,6 +163,30 @@ CREATE INDEX executor_key ON executor(key);
 CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
 -- Covers the executors page's totals: no row of the table is read for them.
 CREATE INDEX executor_totals ON executor(published, executor_id, tasks, failed, busy_ms);
+-- What the Failures page adds up: each job's failure and failed attempts' error patterns.
+CREATE TABLE failure(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    job_name TEXT NOT NULL,
+    start_time INTEGER NOT NULL,
+    pattern TEXT NOT NULL,
+    example TEXT NOT NULL,
+    failed_job INTEGER NOT NULL,
+    tasks INTEGER NOT NULL,
+    published INTEGER NOT NULL
+);
+CREATE INDEX failure_key ON failure(key);
+-- The executors that findings name, per job: the Insights page's flagged nodes.
+CREATE TABLE flag(
+    key TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    start_time INTEGER NOT NULL,
+    executor_id TEXT NOT NULL,
+    published INTEGER NOT NULL
+);
+CREATE INDEX flag_key ON flag(key);
+CREATE INDEX flag_executor ON flag(published, executor_id, start_time DESC, job_id DESC);
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
@@ -278,11 +305,10 @@ class State:
         summary = outcome.summary
         blob = _encode(msgspec.structs.replace(outcome, summary=None))
         executors: dict[str, ExecutorStats] = summary.executors if summary else {}
-        remarkable = summary is not None and bool(
-            summary.failure is not None or summary.task_errors or summary.findings
-        )
+        findings = summary.findings if summary else []
+        worst = max((f.severity.rank for f in findings), default=-1)
         self.db.execute(
-            "INSERT INTO log VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO log VALUES (" + ",".join("?" * 26) + ")",
             (
                 key,
                 size,
@@ -301,7 +327,8 @@ class State:
                 summary.status if summary else None,
                 int(summary is not None and failed(summary)),
                 int(summary is not None and succeeded(summary)),
-                int(remarkable),
+                len(findings),
+                worst,
                 summary.tasks if summary else 0,
                 summary.failed_tasks if summary else 0,
                 "\n".join(outcome.roots),
@@ -313,6 +340,18 @@ class State:
         )
         self.db.execute(
             "INSERT INTO blob VALUES (?,?,?)", (key, _encode(summary) if summary else None, blob)
+        )
+        if summary is None:
+            return
+        self.db.executemany(
+            "INSERT INTO failure (key, job_id, job_name, start_time, pattern, example, failed_job, "
+            "tasks, published) VALUES (?,?,?,?,?,?,?,?,?)",
+            [(key, *row, int(published)) for row in failure_rows(summary)],
+        )
+        named = {f.executor_id for f in findings if f.executor_id is not None}
+        self.db.executemany(
+            "INSERT INTO flag VALUES (?,?,?,?,?)",
+            [(key, summary.job_id, summary.start_time, e, int(published)) for e in sorted(named)],
         )
         if summary is not None and executors:
             job_id, start = summary.job_id, summary.start_time
@@ -328,14 +367,14 @@ class State:
         """Remove logs that are gone (or about to be recorded afresh)."""
         rows = [(k,) for k in keys]
         self.db.executemany("DELETE FROM log WHERE key = ?", rows)
-        self.db.executemany("DELETE FROM blob WHERE key = ?", rows)
-        self.db.executemany("DELETE FROM executor WHERE key = ?", rows)
+        for table in ("blob", "executor", "failure", "flag"):
+            self.db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
 
     def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
         """Record which reused logs are on the site now."""
         rows = [(int(p), k) for k, p in changes]
-        self.db.executemany("UPDATE log SET published = ? WHERE key = ?", rows)
-        self.db.executemany("UPDATE executor SET published = ? WHERE key = ?", rows)
+        for table in ("log", "executor", "failure", "flag"):
+            self.db.executemany(f"UPDATE {table} SET published = ? WHERE key = ?", rows)
 
     def touch(self, times: Iterable[tuple[str, int]]) -> None:
         """Record new modification times of logs whose bytes did not change."""
@@ -464,11 +503,50 @@ class State:
         if data is not None:
             self.db.execute("INSERT INTO name_trend VALUES (?, ?, ?)", (name, runs, data))
 
-    def remarkable(self) -> list[tuple[str, str]]:
-        """Return ``(job_id, digest)`` of the published jobs with a failure or findings."""
+    def failure_version(self) -> tuple[int, int, int]:
+        """Return what changes whenever a published job's failure rows come or go."""
+        # Row ids are never reused (AUTOINCREMENT): any insert, delete or (un)publishing moves
+        # one of these, and the sums are taken in SQLite, not in Python row by row.
+        row = self.db.execute(
+            "SELECT count(*), coalesce(sum(id), 0), coalesce(sum(id * published), 0) FROM failure"
+        ).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def failure_rows(self) -> Iterator[FailureRow]:
+        """Yield the published jobs' failure rows, oldest job first, each job's in order."""
         rows = self.db.execute(
-            "SELECT job_id, sha256 || key FROM log WHERE published AND remarkable "
-            "ORDER BY start_time, job_id"
+            "SELECT job_id, job_name, start_time, pattern, example, failed_job, tasks FROM failure "
+            "WHERE published ORDER BY start_time, job_id, id"
+        )
+        make = FailureRow._make
+        for row in rows:
+            yield make(row)
+
+    def worst(self, limit: int) -> list[tuple[str, str]]:
+        """Return ``(job_id, digest)`` of the published jobs with the worst own findings."""
+        rows = self.db.execute(
+            "SELECT job_id, sha256 || key FROM log WHERE published AND findings > 0 "
+            "ORDER BY worst_rank DESC, findings DESC, start_time DESC, job_id DESC LIMIT ?",
+            (limit,),
+        )
+        return rows.fetchall()
+
+    def flagged_executors(self, min_jobs: int) -> list[tuple[str, int]]:
+        """Return executors that findings name in at least ``min_jobs`` published jobs."""
+        rows = self.db.execute(
+            "SELECT executor_id, count(*) FROM flag WHERE published GROUP BY executor_id "
+            "HAVING count(*) >= ? ORDER BY count(*) DESC, executor_id",
+            (min_jobs,),
+        )
+        return rows.fetchall()
+
+    def flagged_jobs(self, executor_id: str, limit: int) -> list[tuple[str, str]]:
+        """Return ``(job_id, digest)`` of an executor's newest flagged published jobs."""
+        rows = self.db.execute(
+            "SELECT flag.job_id, log.sha256 || log.key FROM flag JOIN log USING (key) "
+            "WHERE flag.published AND executor_id = ? "
+            "ORDER BY flag.start_time DESC, flag.job_id DESC LIMIT ?",
+            (executor_id, limit),
         )
         return rows.fetchall()
 

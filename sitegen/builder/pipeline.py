@@ -167,10 +167,10 @@ def build_timestamp() -> float:
     return float(epoch) if epoch else time.time()
 
 
-@dataclass(frozen=True)
-class Pick:
+class Pick(NamedTuple):
     """What selection needs of one completed log, from its outcome or from the state."""
 
+    # A tuple: a build makes one for every log (100,000 of them), most from the state.
     job_id: str
     job_name: str
     start_time: int

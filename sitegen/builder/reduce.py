@@ -8,13 +8,11 @@ what it is made from changed since the state last recorded it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
-
-import msgspec
 
 from sitegen.builder.manifest import State
 from sitegen.builder.trend_hooks import regressed, stored_records
+from sitegen.diagnose import failures, insights
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import NameTrend
 from sitegen.model import JobSummary, Problem, RunningJob
@@ -90,14 +88,36 @@ def _trends(
         trend_pages.write_name_page(pages, writer, trend, state.summaries(shown))
     files = {str(urls.name_page(r.entry.name)) for r in records}
     files.update(str(p) for p in (urls.FAILURES, urls.FAILURES_JSON, urls.INSIGHTS))
-    remarkable = state.remarkable()
-    signatures["trends"] = hashlib.sha256(
-        msgspec.json.encode([remarkable, sorted(extra.items())])
-    ).hexdigest()
-    if state.list_pages().get("trends") != signatures["trends"]:
-        ids = sorted({job_id for job_id, _ in remarkable} | extra.keys())
-        jobs = list(state.summaries(ids).values())
-        trend_pages.write_failures_and_insights(pages, writer, jobs, extra)
+    # Each is rendered again only when what it is made from changed: failure rows came or
+    # went; the worst jobs, a regression or a flagged executor's newest jobs changed.
+    version = signature(state.failure_version())
+    if state.list_pages().get("failures") != version:
+        groups = failures.groups_of(state.failure_rows())
+        shown = sorted({i for g in groups for i in trend_pages.newest_of_group(g)})
+        trend_pages.write_failures(pages, writer, groups, state.summaries(shown))
+    signatures["failures"] = version
+    worst = state.worst(insights.TOP_JOBS)
+    nodes = [
+        (executor, count, state.flagged_jobs(executor, insights.JOBS_PER_NODE))
+        for executor, count in state.flagged_executors(insights.MIN_JOBS_PER_NODE)
+    ]
+    made_of = signature(worst, sorted(extra.items()), nodes)
+    if state.list_pages().get("insights") != made_of:
+        ids = {i for i, _ in worst} | extra.keys() | {i for *_, jobs in nodes for i, _ in jobs}
+        jobs = state.summaries(sorted(ids))
+        candidates = [jobs[i] for i, _ in worst] + [jobs[i] for i in extra if i in jobs]
+        trend_pages.write_insights(
+            pages,
+            writer,
+            insights.worst_jobs(list({j.job_id: j for j in candidates}.values()), extra),
+            [
+                insights.NodeInsight(
+                    executor, count, [insights.about_executor(jobs[i], executor) for i, _ in ids_]
+                )
+                for executor, count, ids_ in nodes
+            ],
+        )
+    signatures["insights"] = made_of
     return files
 
 

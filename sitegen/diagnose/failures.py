@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -49,6 +49,37 @@ def task_error_patterns(statuses: Iterable[Any]) -> list[ErrorPattern]:
     return patterns
 
 
+class FailureRow(NamedTuple):
+    """One job's failure, or one of its failed attempts' error patterns: what a group adds up."""
+
+    job_id: str
+    job_name: str
+    start_time: int
+    pattern: str
+    example: str
+    # 1 for the job's own failure (it failed by this error), 0 for failed attempts.
+    failed_job: int
+    tasks: int
+
+
+def failure_rows(job: JobSummary) -> Iterator[FailureRow]:
+    """Yield a job's failure rows: its own failure first, then its task error patterns."""
+    if job.failure is not None:
+        yield FailureRow(
+            job.job_id, job.job_name, job.start_time, mask(job.failure), clip(job.failure), 1, 0
+        )
+    for errors in job.task_errors:
+        yield FailureRow(
+            job.job_id,
+            job.job_name,
+            job.start_time,
+            errors.pattern,
+            errors.example,
+            0,
+            errors.count,
+        )
+
+
 class FailureGroup(msgspec.Struct, gc=False):
     """One masked error text as ``failures.json`` lists it."""
 
@@ -73,18 +104,20 @@ class _Group:
     first_seen: int = 0
     last_seen: int = 0
 
-    def add(self, job: JobSummary) -> None:
-        """Count ``job`` as hit by this error (once)."""
-        if job.job_id in self.jobs:
+    def add(self, row: FailureRow) -> None:
+        """Count the row's job as hit by this error (once), and its failure and attempts."""
+        self.failed_jobs += row.failed_job
+        self.tasks += row.tasks
+        if row.job_id in self.jobs:
             return
-        self.jobs[job.job_id] = None
-        if job.job_name:
-            self.names.add(job.job_name)
+        self.jobs[row.job_id] = None
+        if row.job_name:
+            self.names.add(row.job_name)
         if len(self.jobs) == 1:
-            self.first_seen = self.last_seen = job.start_time
+            self.first_seen = self.last_seen = row.start_time
         else:
-            self.first_seen = min(self.first_seen, job.start_time)
-            self.last_seen = max(self.last_seen, job.start_time)
+            self.first_seen = min(self.first_seen, row.start_time)
+            self.last_seen = max(self.last_seen, row.start_time)
 
 
 @dataclass(frozen=True)
@@ -101,23 +134,18 @@ def failure_groups(jobs: Iterable[JobSummary]) -> list[GroupView]:
 
     ``jobs`` may come in any order: a group's jobs are listed oldest first.
     """
+    ordered = sorted(jobs, key=lambda j: (j.start_time, j.job_id))
+    return groups_of(row for job in ordered for row in failure_rows(job))
+
+
+def groups_of(rows: Iterable[FailureRow]) -> list[GroupView]:
+    """Group failure rows (oldest job first, each job's rows in order), most frequent first."""
     groups: dict[str, _Group] = {}
-
-    def group_of(pattern: str, example: str) -> _Group:
-        found = groups.get(pattern)
-        if found is None:
-            found = groups[pattern] = _Group(pattern, example)
-        return found
-
-    for job in sorted(jobs, key=lambda j: (j.start_time, j.job_id)):
-        if job.failure is not None:
-            group = group_of(mask(job.failure), clip(job.failure))
-            group.add(job)
-            group.failed_jobs += 1
-        for errors in job.task_errors:
-            group = group_of(errors.pattern, errors.example)
-            group.add(job)
-            group.tasks += errors.count
+    for row in rows:
+        group = groups.get(row.pattern)
+        if group is None:
+            group = groups[row.pattern] = _Group(row.pattern, row.example)
+        group.add(row)
     ordered = sorted(
         groups.values(), key=lambda g: (-(g.failed_jobs + g.tasks), -len(g.jobs), g.pattern)
     )

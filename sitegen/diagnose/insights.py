@@ -12,6 +12,8 @@ from sitegen.model import JobSummary
 TOP_JOBS = 50
 # An executor flagged in at least this many jobs is a node to look at (one job is a fluke).
 MIN_JOBS_PER_NODE = 2
+# The page lists a flagged executor's newest jobs, at most this many (it counts them all).
+JOBS_PER_NODE = 20
 
 
 def all_findings(job: JobSummary, extra: Mapping[str, Finding]) -> list[Finding]:
@@ -52,10 +54,19 @@ def worst_jobs(
 
 @dataclass(frozen=True)
 class NodeInsight:
-    """An executor flagged by findings in several jobs, with those jobs newest first."""
+    """An executor flagged by findings in several jobs: how many, and the newest of them."""
 
     executor_id: str
+    count: int
+    # Newest first, at most JOBS_PER_NODE.
     jobs: list[JobInsight]
+
+
+def about_executor(job: JobSummary, executor_id: str) -> JobInsight:
+    """Return the job with its findings that name the executor, worst first."""
+    return JobInsight(
+        job, most_severe_first([f for f in job.findings if f.executor_id == executor_id])
+    )
 
 
 def flagged_executors(
@@ -77,6 +88,6 @@ def flagged_executors(
         flagged = by_executor[executor]
         if len(flagged) >= min_jobs:
             flagged.sort(key=lambda i: (i.job.start_time, i.job.job_id), reverse=True)
-            nodes.append(NodeInsight(executor, flagged))
-    nodes.sort(key=lambda n: -len(n.jobs))
+            nodes.append(NodeInsight(executor, len(flagged), flagged[:JOBS_PER_NODE]))
+    nodes.sort(key=lambda n: -n.count)
     return nodes

@@ -140,39 +140,48 @@ def newest_runs(trend: NameTrend) -> list[recurring.Run]:
     return trend.runs[-RUNS_SHOWN:]
 
 
-def write_failures_and_insights(
+def write_failures(
     pages: PageRenderer,
     writer: SiteWriter,
-    jobs: list[JobSummary],
-    regressed: Mapping[str, Finding],
+    groups: list[failures.GroupView],
+    newest: Mapping[str, JobSummary],
 ) -> None:
-    """Write the Failures page, ``failures.json`` and Insights.
+    """Write the Failures page and ``failures.json``.
 
-    ``jobs`` holds at least every published job with a failure, failed attempts, findings or
-    a regression: the others add nothing to these pages.
+    ``newest`` holds the summaries of each group's newest JOBS_PER_GROUP jobs, by job id.
     """
-    groups = failures.failure_groups(jobs)
     writer.write(urls.FAILURES_JSON, failures.failures_json(groups))
-    by_id = {j.job_id: j for j in jobs}
     writer.write(
         urls.FAILURES,
         pages.render(
             "failures.html",
             urls.FAILURES,
-            groups=[
-                (g, [by_id[i] for i in reversed(g.group.jobs[-JOBS_PER_GROUP:])]) for g in groups
-            ],
+            groups=[(g, [newest[i] for i in newest_of_group(g)]) for g in groups],
             per_group=JOBS_PER_GROUP,
         ),
     )
+
+
+def newest_of_group(group: failures.GroupView) -> list[str]:
+    """Return the ids of the jobs the Failures page lists for a group, newest first."""
+    return list(reversed(group.group.jobs[-JOBS_PER_GROUP:]))
+
+
+def write_insights(
+    pages: PageRenderer,
+    writer: SiteWriter,
+    worst: list[insights.JobInsight],
+    nodes: list[insights.NodeInsight],
+) -> None:
+    """Write the Insights page: the worst jobs, and executors flagged in several jobs."""
     writer.write(
         urls.INSIGHTS,
         pages.render(
             "insights.html",
             urls.INSIGHTS,
-            worst=insights.worst_jobs(jobs, regressed),
+            worst=worst,
             top=insights.TOP_JOBS,
-            nodes=insights.flagged_executors(jobs),
+            nodes=nodes,
             min_jobs=insights.MIN_JOBS_PER_NODE,
         ),
     )
