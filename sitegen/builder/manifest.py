@@ -101,6 +101,8 @@ class Known(NamedTuple):
 # What reading a damaged state raises: SQLite's errors, and a blob that does not decode.
 DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 
+# The jobs list's widest span (sitegen.render.listing.SPANS): a UTC day.
+DAY_MS = 86_400_000
 # The state's own layout: a state of another layout (or none) means a full build.
 FORMAT = 6
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
@@ -124,6 +126,8 @@ CREATE TABLE log(
     job_id TEXT,
     job_name TEXT,
     start_time INTEGER NOT NULL,
+    -- The UTC day its start falls in (start_time // DAY_MS): the jobs list's widest span.
+    day INTEGER NOT NULL,
     end_time INTEGER NOT NULL,
     completed_at INTEGER NOT NULL,
     status TEXT,
@@ -143,6 +147,7 @@ CREATE TABLE log(
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
+CREATE INDEX log_day ON log(day, start_time DESC, job_id) WHERE published;
 CREATE INDEX log_flagged ON log(key) WHERE flagged;
 CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
 CREATE INDEX log_worst ON log(worst_rank DESC, findings DESC, start_time DESC, job_id DESC)
@@ -188,6 +193,8 @@ CREATE TABLE flag(
 CREATE INDEX flag_key ON flag(key);
 CREATE INDEX flag_executor ON flag(published, executor_id, start_time DESC, job_id DESC);
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
+-- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
+CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
 _KNOWN = (
@@ -308,7 +315,7 @@ class State:
         findings = summary.findings if summary else []
         worst = max((f.severity.rank for f in findings), default=-1)
         self.db.execute(
-            "INSERT INTO log VALUES (" + ",".join("?" * 26) + ")",
+            "INSERT INTO log VALUES (" + ",".join("?" * 27) + ")",
             (
                 key,
                 size,
@@ -322,6 +329,7 @@ class State:
                 summary.job_id if summary else None,
                 summary.job_name if summary else None,
                 summary.start_time if summary else 0,
+                summary.start_time // DAY_MS if summary else 0,
                 summary.end_time if summary else 0,
                 summary.completed_at if summary else 0,
                 summary.status if summary else None,
@@ -427,14 +435,6 @@ class State:
             found.update((job_id, _decode_summary(blob)) for job_id, blob in rows)
         return found
 
-    def listed(self) -> list[tuple[str, int, str]]:
-        """Return ``(job_id, start_time, sha256)`` of every published job, newest first."""
-        rows = self.db.execute(
-            "SELECT job_id, start_time, sha256 || key FROM log WHERE published "
-            "ORDER BY start_time DESC, job_id"
-        )
-        return rows.fetchall()
-
     def jobs_json(self) -> bytes:
         """Return ``/api/jobs``: the stored elements, newest first, joined as one array."""
         rows = self.db.execute(
@@ -493,9 +493,13 @@ class State:
             for j, n, s, e, st, f, ok, src, key, context in rows
         ]
 
-    def name_trends(self) -> Iterator[tuple[str, bytes]]:
-        """Yield each job name's stored trend figures, most runs first, then by name."""
-        yield from self.db.execute("SELECT name, data FROM name_trend ORDER BY runs DESC, name")
+    def name_trends(self, names: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:
+        """Yield job names' stored trend figures (default: all), most runs first, then by name."""
+        if names is None:
+            yield from self.db.execute("SELECT name, data FROM name_trend ORDER BY runs DESC, name")
+            return
+        for name in sorted(set(names)):
+            yield from self.db.execute("SELECT name, data FROM name_trend WHERE name = ?", (name,))
 
     def set_name_trend(self, name: str, runs: int, data: bytes | None) -> None:
         """Record a job name's trend figures (None: the name has no published run now)."""
@@ -573,6 +577,44 @@ class State:
         """Record the site-wide files the site holds now."""
         self.db.execute("DELETE FROM site_file")
         self.db.executemany("INSERT INTO site_file VALUES (?)", [(p,) for p in paths])
+
+    def published_count(self) -> int:
+        """Return how many jobs are published."""
+        (count,) = self.db.execute("SELECT count(*) FROM log WHERE published").fetchone()
+        return int(count)
+
+    def published_days(self) -> list[int]:
+        """Return the days with published jobs, newest first."""
+        rows = self.db.execute("SELECT DISTINCT day FROM log WHERE published ORDER BY day DESC")
+        return [day for (day,) in rows]
+
+    def listed_day(self, day: int) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of the day's published jobs, newest first."""
+        rows = self.db.execute(
+            "SELECT job_id, start_time, sha256 || key FROM log WHERE published AND day = ? "
+            "ORDER BY start_time DESC, job_id",
+            (day,),
+        )
+        return rows.fetchall()
+
+    def nth_newest(self, offset: int) -> tuple[str, int] | None:
+        """Return the id and day of the published job ``offset`` places from the newest."""
+        row = self.db.execute(
+            "SELECT job_id, day FROM log WHERE published ORDER BY start_time DESC, job_id "
+            "LIMIT 1 OFFSET ?",
+            (offset,),
+        ).fetchone()
+        return (str(row[0]), int(row[1])) if row else None
+
+    def list_days(self) -> dict[int, bytes]:
+        """Return each listed day's stored pages and parts."""
+        return dict(self.db.execute("SELECT day, data FROM list_day").fetchall())
+
+    def set_list_day(self, day: int, data: bytes | None) -> None:
+        """Record a day's pages and parts (None: the day lists no job now)."""
+        self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
+        if data is not None:
+            self.db.execute("INSERT INTO list_day VALUES (?, ?)", (day, data))
 
     def list_pages(self) -> dict[str, str]:
         """Return each listing page's name and the signature of what it was rendered from."""

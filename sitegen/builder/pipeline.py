@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.builder import gcpause, guard, manifest
-from sitegen.builder.manifest import Known, LogOutcome, State
+from sitegen.builder.manifest import DAY_MS, Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age, retained
 from sitegen.builder.sitesize import fits
@@ -532,13 +532,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         # Recurring jobs: the names whose runs changed get their trend again, from the state's
         # columns; render again each job page whose run context changed.
         changed = _flag_selection(run, state, fresh, chosen)
-        names = (
-            state.published_names()
-            if full
-            else trend_hooks.touched_names(
-                (p.job_name for f in fresh.values() if (p := f.pick)), run.known.values(), changed
-            )
-        )
+        names, days = (state.published_names(), set()) if full else _touched(run, fresh, changed)
         found = trend_hooks.update_trends(state, names)
         index = {log.key: n for n, log in enumerate(run.logs)}
         outdated = {index[key] for key in found.stale} - late
@@ -559,7 +553,14 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
         site_files = reduce(
-            state, writer, pages, report.running, report.problems, run.stamp, found.trends
+            state,
+            writer,
+            pages,
+            report.running,
+            report.problems,
+            run.stamp,
+            found.trends,
+            days | found.days,
         )
         if full:
             publication.arrange(moves, unpublished)
@@ -626,6 +627,20 @@ def _picks(run: _Run, fresh: dict[int, Fresh]) -> list[Pick | None]:
     return [
         fresh[n].pick if n in fresh else Pick.known(run.reused[n]) for n in range(len(run.logs))
     ]
+
+
+def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set[str], set[int]]:
+    """Return the job names and the UTC days whose published jobs this build may have changed.
+
+    Those of the jobs it mapped, and (as the state knew them) of the logs it mapped, removed,
+    published or left out anew (``changed``, by key).
+    """
+    picks = [f.pick for f in fresh.values() if f.pick is not None]
+    known = [k for key in changed if (k := run.known.get(key)) is not None and k.job_id]
+    names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
+    names.discard("")
+    days = {p.start_time // DAY_MS for p in picks} | {k.start_time // DAY_MS for k in known}
+    return names, days
 
 
 def _flag_selection(

@@ -23,10 +23,11 @@ from sitegen.render.listing import (
     PAGE_CAPACITY,
     Listed,
     ListPage,
-    archive_pages,
+    day_listing,
+    decode_day,
+    encode_day,
     find_index,
     find_parts,
-    find_spans,
     signature,
 )
 from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
@@ -40,19 +41,18 @@ def reduce(
     problems: list[Problem],
     stamp: float,
     touched: list[NameTrend],
+    days: set[int],
 ) -> set[str]:
     """Write the site-wide files that changed; return every site-wide file the site holds.
 
-    ``touched`` holds the trends of the job names whose runs this build changed.
+    ``touched`` holds the trends of the job names whose runs this build changed, ``days``
+    the UTC days (``start_time // DAY_MS``) whose jobs or their regressions changed.
     """
-    listed = state.listed()
-    archive = archive_pages(listed)
     records = stored_records(state)
     extra = regressed(records)
     signatures: dict[str, str] = {}
-    held = _listing(state, writer, pages, listed, archive, extra, signatures)
+    held, older = _listing(state, writer, pages, extra, days, signatures)
     by_status, tasks, failed = state.totals()
-    older = _page_of(archive, listed[PAGE_CAPACITY][0]) if archive else None
     newest = list(state.newest(PAGE_CAPACITY))
     pages.front_page(writer, newest, by_status, len(running), len(problems), older, extra)
     for rel, data in api.site_files(state.jobs_json(), by_status, tasks, failed, problems, stamp):
@@ -121,51 +121,101 @@ def _trends(
     return files
 
 
-def _page_of(archive: list[ListPage], job_id: str) -> str:
-    """Return the name of the archive page listing ``job_id``."""
-    return next(p.name for p in archive if any(j[0] == job_id for j in p.jobs))
+class _Days:
+    """The jobs list by UTC day: what the state keeps of each, and the days computed now."""
+
+    def __init__(self, state: State, extra: Mapping[str, Finding]) -> None:
+        self.state = state
+        self.extra = extra
+        self.stored = {day: decode_day(data) for day, data in state.list_days().items()}
+        self.computed: dict[int, tuple[list[ListPage], list[ListPage]]] = {}
+
+    def refresh(self, day: int) -> None:
+        """Compute a day's pages and parts from its jobs and record them (or that it has none)."""
+        jobs = self.state.listed_day(day)
+        if not jobs:
+            self.stored.pop(day, None)
+            self.state.set_list_day(day, None)
+            return
+        record, pages, parts = day_listing(jobs, self.extra)
+        self.stored[day] = record
+        self.computed[day] = (pages, parts)
+        self.state.set_list_day(day, encode_day(record))
+
+    def pages(self, day: int) -> list[ListPage]:
+        """Return a day's archive pages with their jobs (computed when first asked)."""
+        if day not in self.computed:
+            self.refresh(day)
+        return self.computed[day][0]
+
+    def parts(self, day: int) -> list[ListPage]:
+        """Return a day's find-index parts with their jobs."""
+        if day not in self.computed:
+            self.refresh(day)
+        return self.computed[day][1]
+
+    def forget_all(self) -> None:
+        """Drop every day (the site has one page of jobs: no archive)."""
+        for day in list(self.stored):
+            self.state.set_list_day(day, None)
+        self.stored.clear()
 
 
 def _listing(
     state: State,
     writer: SiteWriter,
     pages: PageRenderer,
-    listed: list[Listed],
-    archive: list[ListPage],
     extra: Mapping[str, Finding],
+    days: set[int],
     after: dict[str, str],
-) -> set[str]:
+) -> tuple[set[str], str | None]:
     """Write the archive pages and find-index parts that changed; return all their files.
 
-    ``after`` receives the signature of what each was made from.
+    Also return the archive page the front page's "older" link points at (None: no archive).
+    Only the ``days`` whose jobs changed are read from the state (and every day when the
+    site first needs an archive); ``after`` receives the digest of what each page is made of.
     """
+    listing = _Days(state, extra)
+    if state.published_count() <= PAGE_CAPACITY:
+        listing.forget_all()  # one page holds every job
+        return set(), None
     before = state.list_pages()
+    if before.get("archived") != "1":
+        days = set(state.published_days()) | listing.stored.keys()
+    after["archived"] = "1"
+    for day in sorted(days):
+        listing.refresh(day)
+    order = sorted(listing.stored, reverse=True)
+    flat = [(day, page) for day in order for page in listing.stored[day].pages]
     files: set[str] = set()
-    for n, page in enumerate(archive):
-        newer = archive[n - 1].name if n else None
-        older = archive[n + 1].name if n + 1 < len(archive) else None
+    for n, (day, page) in enumerate(flat):
+        newer = flat[n - 1][1].name if n else None
+        older = flat[n + 1][1].name if n + 1 < len(flat) else None
         key = f"page:{page.name}"
-        # A regression shows in its job's row: what the page is made from includes them.
-        flagged = [extra[j[0]] for j in page.jobs if j[0] in extra]
-        after[key] = signature(page.name, page.label, newer, older, page.jobs, flagged)
+        after[key] = signature(page.name, page.label, newer, older, page.jobs, page.flagged)
         files.add(str(urls.list_page(page.name)))
         if before.get(key) != after[key]:
-            summaries = _summaries(state, page.jobs)
-            pages.archive_page(writer, page, summaries, newer, older, extra)
-    parts = find_spans(listed) if archive else []
-    for part in parts:
-        key = f"find:{part.name}"
-        after[key] = signature(part.name, part.jobs)
-        files.add(str(urls.find_part(part.name)))
+            shown = next(p for p in listing.pages(day) if p.name == page.name)
+            pages.archive_page(writer, shown, _summaries(state, shown.jobs), newer, older, extra)
+    parts = [(day, name, digest) for day in order for name, digest in listing.stored[day].parts]
+    for day, name, digest in parts:
+        key = f"find:{name}"
+        after[key] = signature(name, digest)
+        files.add(str(urls.find_part(name)))
         if before.get(key) != after[key]:
-            writer.write(urls.find_part(part.name), find_index(_summaries(state, part.jobs)))
-    if archive:
-        names = [part.name for part in parts]
-        after["parts"] = signature(names)
-        files.add(str(urls.FIND_INDEX))
-        if before.get("parts") != after["parts"]:
-            writer.write(urls.FIND_INDEX, find_parts(names))
-    return files
+            part = next(p for p in listing.parts(day) if p.name == name)
+            writer.write(urls.find_part(name), find_index(_summaries(state, part.jobs)))
+    names = [name for _, name, _ in parts]
+    after["parts"] = signature(names)
+    files.add(str(urls.FIND_INDEX))
+    if before.get("parts") != after["parts"]:
+        writer.write(urls.FIND_INDEX, find_parts(names))
+    # The front page shows the newest PAGE_CAPACITY jobs; "older" is the page of the next one.
+    next_job = state.nth_newest(PAGE_CAPACITY)
+    assert next_job is not None
+    job_id, day = next_job
+    older_page = next(p.name for p in listing.pages(day) if any(j[0] == job_id for j in p.jobs))
+    return files, older_page
 
 
 def _summaries(state: State, jobs: list[Listed]) -> list[JobSummary]:

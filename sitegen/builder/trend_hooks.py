@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder.manifest import Known, State
+from sitegen.builder.manifest import DAY_MS, State
 from sitegen.diagnose import recurring
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import ContextKey, NameTrend, RunContext
@@ -43,37 +43,30 @@ class Contexts(NamedTuple):
     # The runs whose page was rendered with another context than their key's.
     stale: set[str]
     trends: list[NameTrend]
-
-
-def touched_names(
-    fresh: Iterable[str | None], known: Iterable[Known], changed: Iterable[str]
-) -> set[str]:
-    """Return the job names whose runs may have changed in this build.
-
-    ``fresh`` holds the names of the jobs this build mapped; ``known`` what the state knew
-    of the logs this build mapped, removed or (un)published (``changed``, by key).
-    """
-    wanted = set(changed)
-    names = {name for name in fresh if name}
-    names.update(k.job_name for k in known if k.key in wanted and k.job_name)
-    return names
+    # The UTC days of the runs whose regression finding came, went or changed.
+    days: set[int]
 
 
 def update_trends(state: State, names: Iterable[str]) -> Contexts:
     """Recompute the trends of ``names`` from the state's published runs and record them."""
-    found = Contexts({}, set(), [])
-    for name in sorted(set(names)):
+    found = Contexts({}, set(), [], set())
+    wanted = sorted(set(names))
+    before = {r.entry.name: r.regressions for r in stored_records(state, wanted)}
+    for name in wanted:
         rows = state.runs(name)
         if not rows:
             state.set_name_trend(name, 0, None)
             continue
         trend = recurring.trend(name, [r for r, _, _ in rows])
         keys = recurring.context_keys(trend)
+        old = before.get(name, {})
         for run, log_key, rendered in rows:
             key = keys.get(run.job_id)
             found.keys[log_key] = key
             if rendered != (key.sha256 if key else ""):
                 found.stale.add(log_key)
+            if old.get(run.job_id) != trend.regressions.get(run.job_id):
+                found.days.add(run.start_time // DAY_MS)
         state.set_name_trend(name, len(rows), encode_record(name_record(trend)))
         found.trends.append(trend)
     return found
@@ -88,9 +81,9 @@ def full_contexts(state: State, keys: Mapping[int, ContextKey]) -> dict[int, Run
     }
 
 
-def stored_records(state: State) -> list[NameRecord]:
-    """Return every job name's stored figures, most runs first, then by name."""
-    return [decode_record(data) for _, data in state.name_trends()]
+def stored_records(state: State, names: Iterable[str] | None = None) -> list[NameRecord]:
+    """Return the stored figures of ``names`` (default: every name), most runs first."""
+    return [decode_record(data) for _, data in state.name_trends(names)]
 
 
 def splice(page: bytes, section: bytes) -> bytes | None:

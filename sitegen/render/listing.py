@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import msgspec
 import orjson
 
 from sitegen.diagnose.finding import Finding
@@ -125,6 +126,53 @@ def find_spans(jobs: list[Listed]) -> list[ListPage]:
     parts: list[ListPage] = []
     _split(jobs, 0, FIND_PART_CAPACITY, parts)
     return parts
+
+
+class PageRecord(msgspec.Struct, array_like=True, gc=False):
+    """What the state keeps of one archive page: its name and title, digests of its content."""
+
+    name: str
+    label: str
+    # Of its jobs (ids, start times, what each row is made from), and of the reduce step's
+    # findings about them (regressions): with its neighbours' names, all a page depends on.
+    jobs: str
+    flagged: str
+
+
+class DayListing(msgspec.Struct, array_like=True, gc=False):
+    """One UTC day of the jobs list: its archive pages and find-index parts, newest first."""
+
+    pages: list[PageRecord]
+    # Each part's name and the digest of its jobs.
+    parts: list[tuple[str, str]]
+
+
+encode_day = msgspec.msgpack.Encoder().encode
+decode_day = msgspec.msgpack.Decoder(DayListing).decode
+
+
+def day_listing(
+    jobs: list[Listed], extra: Mapping[str, Finding]
+) -> tuple[DayListing, list[ListPage], list[ListPage]]:
+    """Return one day's listing record, its archive pages and find parts (jobs newest first)."""
+    # A day's pages are the spans of the jobs started in it, split as archive_pages splits:
+    # the whole list's pages are the days' pages, newest day first.
+    pages: list[ListPage] = []
+    _split(jobs, 0, PAGE_CAPACITY, pages)
+    parts = find_spans(jobs)
+    record = DayListing(
+        [
+            PageRecord(
+                p.name,
+                p.label,
+                signature(p.jobs),
+                signature([extra[j[0]] for j in p.jobs if j[0] in extra]),
+            )
+            for p in pages
+        ],
+        [(p.name, signature(p.jobs)) for p in parts],
+    )
+    return record, pages, parts
 
 
 def signature(*parts: object) -> str:
