@@ -497,7 +497,6 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state = State.create(staging / MANIFEST_NAME, run.fingerprint)
         else:
             state.begin()
-        old_roots = {r for k in run.known.values() if k.published for r in k.roots}
         todo = [(n, log) for n, log in enumerate(run.logs) if n not in run.reused]
         if progress:
             progress.start(len(todo))
@@ -548,7 +547,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         redo = (outdated - written) | unpatched
         again = [(n, run.logs[n]) for n in sorted(late | redo)]
         map_logs(again, staging, pages, options.workers, record, contexts=contexts)
-        moves, unpublished, new_roots = _publish_flags(run, state, fresh, chosen, staging)
+        moves, unpublished = _publish_flags(run, state, fresh, chosen, staging)
         writer = SiteWriter(staging, fresh=True)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
@@ -569,7 +568,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state.close()
             publication.publish()
         else:
-            gone = sorted((old_roots - new_roots) | (previous - site_files))
+            gone = sorted(_gone_roots(run, changed, fresh, chosen) | (previous - site_files))
             listing = writer.written_names()
             replaced = publication.update(moves, listing, gone, finish=state.commit)
             report.site_bytes = state.site_bytes(options.output)
@@ -665,37 +664,54 @@ def _flag_selection(
 
 def _publish_flags(
     run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, staging: Path
-) -> tuple[list[tuple[Path, str]], list[str], set[str]]:
-    """Record which logs are on the site; return job moves, unpublished and published roots."""
+) -> tuple[list[tuple[Path, str]], list[str]]:
+    """Record which mapped logs are on the site; return their job moves and unpublished roots.
+
+    The flags of reused logs were set before the trends were queried (_flag_selection).
+    """
     from sitegen.builder.mapstep import part_dir
 
     moves: list[tuple[Path, str]] = []
     # Jobs a worker wrote straight into the staging dir that are not published after all
     # (a duplicate that lost, or outside the retention): they must not be.
     unpublished: list[str] = []
-    roots: set[str] = set()
-    keys = {log.key for log in run.logs}
-    state.forget(k for k in run.known if k not in keys)
     flags = []
-    for n, log in enumerate(run.logs):
-        published = n in chosen.published
-        done = fresh.get(n)
-        if done is None:
-            known = run.reused[n]
-            if bool(known.published) != published:
-                flags.append((log.key, published))
-            if published:
-                roots.update(known.roots)
-            continue
+    for n, done in fresh.items():
         source = part_dir(staging, n) if done.parted else staging
-        if published and done.roots:
-            flags.append((log.key, True))
+        if n in chosen.published and done.roots:
+            flags.append((run.logs[n].key, True))
             moves.extend((source / root, root) for root in done.roots)
-            roots.update(done.roots)
         elif source == staging:
             unpublished.extend(done.roots)
     state.set_published(flags)
-    return moves, unpublished, roots
+    return moves, unpublished
+
+
+def _gone_roots(
+    run: _Run, changed: set[str], fresh: dict[int, Fresh], chosen: Selection
+) -> set[str]:
+    """Return the job directories the site held that no published log holds now.
+
+    Only a log this build mapped, removed or (un)published can have let go of one; a
+    directory is named by its job id, so only a published log of that id can hold it still.
+    """
+    old = {
+        root: known.job_id
+        for key in changed
+        if (known := run.known.get(key)) is not None and known.published
+        for root in known.roots
+    }
+    if not old:
+        return set()
+    ids = set(old.values())
+    held: set[str] = set()
+    for n in chosen.published:
+        done = fresh.get(n)
+        if done is not None:
+            held.update(done.roots)
+        elif run.reused[n].job_id in ids:
+            held.update(run.reused[n].roots)
+    return old.keys() - held
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
