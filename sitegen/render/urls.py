@@ -18,10 +18,11 @@ from sitegen.layout import BY_TEMPLATE, endpoint_parts
 
 INDEX = "index.html"
 # A stage's task table is split into pages of this many rows (a stage may have 800,000).
-# Measured in headless Chromium on a phone-sized screen (benchmarks/pages.py): a page of
-# 1,000 rows spends over a second in layout alone; 100 rows load and sort within the
-# targets and keep Lighthouse's mobile performance score at 90 or more.
-TASKS_PER_PAGE = 100
+# Measured in headless Chromium (benchmarks/pages.py, docs/phones-and-big-jobs.md): a task
+# page's load waits for its first frame, whose table layout and paint grow with the rows
+# (about 0.7 ms of main-thread CPU a row). 50 rows halve that part, and the redraw after a
+# sort, against 100; 1,000 rows spent over a second in layout alone.
+TASKS_PER_PAGE = 50
 JOBS_DIR = "jobs"
 STATIC_DIR = "static"
 # Listing pages live outside ``jobs/`` so that no job id (``page``, ``list``) can collide.
