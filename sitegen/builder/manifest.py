@@ -148,6 +148,11 @@ CREATE TABLE log(
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
 CREATE INDEX log_day ON log(day, start_time DESC, job_id) WHERE published;
+-- Cover the counts every build reports: jobs by status, task attempts, bytes, classifications.
+CREATE INDEX log_totals ON log(published, status, tasks, failed_tasks, bytes);
+CREATE INDEX log_class ON log(classification);
+CREATE INDEX log_noted ON log(job_id, note_sha256) WHERE published AND note_sha256 <> '';
+CREATE INDEX log_identity ON log(key, size, mtime_ns);
 CREATE INDEX log_flagged ON log(key) WHERE flagged;
 CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
 CREATE INDEX log_worst ON log(worst_rank DESC, findings DESC, start_time DESC, job_id DESC)
@@ -166,8 +171,8 @@ CREATE TABLE executor(
 );
 CREATE INDEX executor_key ON executor(key);
 CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
--- Covers the executors page's totals: no row of the table is read for them.
-CREATE INDEX executor_totals ON executor(published, executor_id, tasks, failed, busy_ms);
+-- Covers the executors page's totals, in executor order: no row of the table is read.
+CREATE INDEX executor_totals ON executor(executor_id, published, tasks, failed, busy_ms);
 -- What the Failures page adds up: each job's failure and failed attempts' error patterns.
 CREATE TABLE failure(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -194,7 +199,8 @@ CREATE INDEX flag_key ON flag(key);
 CREATE INDEX flag_executor ON flag(published, executor_id, start_time DESC, job_id DESC);
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
-CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
+-- ``api``: the day's elements of ``/api/jobs``, newest first, joined: the array is the days'.
+CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL, api BLOB NOT NULL);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
 _KNOWN = (
@@ -273,15 +279,15 @@ class State:
         make = Known._make
         return {row[0]: make(row) for row in self.db.execute(f"SELECT {_KNOWN} FROM log")}
 
-    def identities(self) -> dict[str, tuple[int, int]]:
-        """Return every log's size and modification time, by key."""
-        rows = self.db.execute("SELECT key, size, mtime_ns FROM log")
-        return {key: (size, mtime) for key, size, mtime in rows}
+    def identities(self) -> list[tuple[str, int, int]]:
+        """Return every log's key, size and modification time, ordered by key."""
+        return self.db.execute("SELECT key, size, mtime_ns FROM log ORDER BY key").fetchall()
 
     def note_digests(self) -> dict[str, str]:
         """Return the digest of the note each published job was rendered with, if it had one."""
         rows = self.db.execute(
-            "SELECT job_id, note_sha256 FROM log WHERE published AND note_sha256 <> ''"
+            "SELECT job_id, note_sha256 FROM log INDEXED BY log_noted "
+            "WHERE published AND note_sha256 <> ''"
         )
         return dict(rows.fetchall())
 
@@ -446,7 +452,8 @@ class State:
         """Return published jobs by status, and their task attempts and failed ones."""
         by_status = dict(
             self.db.execute(
-                "SELECT status, count(*) FROM log WHERE published GROUP BY status"
+                "SELECT status, count(*) FROM log INDEXED BY log_totals WHERE published "
+                "GROUP BY status"
             ).fetchall()
         )
         tasks, failed = self.db.execute(
@@ -614,7 +621,18 @@ class State:
         """Record a day's pages and parts (None: the day lists no job now)."""
         self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
         if data is not None:
-            self.db.execute("INSERT INTO list_day VALUES (?, ?)", (day, data))
+            rows = self.db.execute(
+                "SELECT listed FROM log WHERE published AND day = ? "
+                "ORDER BY start_time DESC, job_id",
+                (day,),
+            )
+            api = b",".join(blob for (blob,) in rows)
+            self.db.execute("INSERT INTO list_day VALUES (?, ?, ?)", (day, data, api))
+
+    def jobs_json_by_day(self) -> bytes:
+        """Return ``/api/jobs`` from the days' stored elements (the site has an archive)."""
+        rows = self.db.execute("SELECT api FROM list_day ORDER BY day DESC")
+        return b"[" + b",".join(api for (api,) in rows) + b"]"
 
     def list_pages(self) -> dict[str, str]:
         """Return each listing page's name and the signature of what it was rendered from."""

@@ -413,12 +413,10 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
         return None
     if stored.options != _selection_options(options):
         return None
-    known = state.identities()
-    if len(known) != len(run.logs):
+    # One comparison of two sorted lists (in C): a dict of 100,000 identities cost more.
+    now = sorted((log.key, log.size, log.mtime_ns) for log in run.logs)
+    if state.identities() != now:
         return None
-    for log in run.logs:
-        if known.get(log.key) != (log.size, log.mtime_ns):
-            return None
     had = state.note_digests()
     notes = run.notes
     if any(job_id not in notes.paths for job_id in had):

@@ -55,7 +55,9 @@ def reduce(
     by_status, tasks, failed = state.totals()
     newest = list(state.newest(PAGE_CAPACITY))
     pages.front_page(writer, newest, by_status, len(running), len(problems), older, extra)
-    for rel, data in api.site_files(state.jobs_json(), by_status, tasks, failed, problems, stamp):
+    # With an archive, every published job is in one day's record: the array is theirs.
+    jobs = state.jobs_json_by_day() if older is not None else state.jobs_json()
+    for rel, data in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write(rel, data)
     pages.executors_page(writer, _executors(state))
     pages.site_pages(writer, running, problems)
