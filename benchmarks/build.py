@@ -381,11 +381,16 @@ class Change:
         )
 
 
-def scale_run(work: Path, jobs: int) -> dict[str, Any]:
-    """Build ``jobs`` small jobs, then time each kind of change and a no-op (line 8)."""
+def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
+    """Build ``jobs`` small jobs, then time each kind of change and a no-op (line 8).
+
+    ``keep``: start from the site an earlier run left at this size (its build is then an
+    incremental one that catches up, not the full build, and is printed as such).
+    """
     logs = corpus(work / f"corpus-{jobs}x2x10", jobs, 2, 10)
     site = work / "out" / f"site-scale-{jobs}"
-    shutil.rmtree(site, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(site, ignore_errors=True)
     full, rss_full, built = _json_build(logs, site)
     # The corpus's 16 parts each start at the base time, one job a minute.
     middle = BASE_TIME_MS + max(1, jobs // 32) * 60_000 + 123
@@ -417,17 +422,18 @@ def scale_run(work: Path, jobs: int) -> dict[str, Any]:
         if aside.exists():
             aside.rename(victim)
     detail = "; ".join(f"{name} {c.text()}" for name, c in changes.items())
+    kind = "catch-up build of a kept site" if keep else "build"
     print(
-        f"8 at {jobs:,} small jobs: build {full:.1f} s (CPU {built['cpu']:.1f} s, "
+        f"8 at {jobs:,} small jobs: {kind} {full:.1f} s (CPU {built['cpu']:.1f} s, "
         f"{rss_full / 2**20:.0f} MB, site {built['site_bytes'] / 1e6:.0f} MB); {detail}; "
         f"no-op {noop:.2f} s (CPU {idle['cpu']:.2f} s, {rss_noop / 2**20:.0f} MB)"
     )
     return {"jobs": jobs, "full": full, "rss": rss_full, "noop": noop, "changes": changes}
 
 
-def scale(work: Path, sizes: list[int]) -> None:
+def scale(work: Path, sizes: list[int], keep: bool = False) -> None:
     """Run the scale line at each size, then print how each figure grows between sizes."""
-    runs = [scale_run(work, jobs) for jobs in sizes]
+    runs = [scale_run(work, jobs, keep) for jobs in sizes]
     for small, big in itertools.pairwise(runs):
         worst = max(big["changes"].values(), key=lambda c: c.seconds)
         files = {name: c.files for name, c in big["changes"].items()}
@@ -503,12 +509,17 @@ def main() -> None:
     parser.add_argument(
         "--scale-only", action="store_true", help="run only the scale line (8) of --scale-jobs"
     )
+    parser.add_argument(
+        "--scale-keep-site",
+        action="store_true",
+        help="time the changes on the sites an earlier scale run left (no full build)",
+    )
     args = parser.parse_args()
 
     work = args.work_dir
     if args.scale_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
-        scale(work, [int(n) for n in args.scale_jobs.split(",")])
+        scale(work, [int(n) for n in args.scale_jobs.split(",")], args.scale_keep_site)
         return
     logs = corpus(
         work / f"corpus-{args.jobs}x{args.stages}x{args.tasks}", args.jobs, args.stages, args.tasks

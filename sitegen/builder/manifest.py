@@ -93,6 +93,11 @@ class Known(NamedTuple):
     raw_bytes: int
 
     @property
+    def file(self) -> str:
+        """Return the log's key: the name selection gives a log (as a pick's ``file``)."""
+        return self.key
+
+    @property
     def roots(self) -> list[str]:
         """Return the job directories this log published (or would publish)."""
         return self.roots_text.split("\n") if self.roots_text else []
@@ -420,8 +425,9 @@ class State:
     def newest(self, limit: int | None = None) -> Iterator[JobSummary]:
         """Yield the published jobs newest first (start time, then id), decoding each."""
         query = (
-            "SELECT summary FROM log JOIN blob USING (key) WHERE published "
-            "ORDER BY start_time DESC, job_id"
+            # published = 1, not published: only an equality lets the index give the order.
+            "SELECT summary FROM log INDEXED BY log_newest JOIN blob USING (key) "
+            "WHERE published = 1 ORDER BY start_time DESC, job_id"
         )
         rows = self.db.execute(query + (f" LIMIT {int(limit)}" if limit is not None else ""))
         for (blob,) in rows:
@@ -473,8 +479,9 @@ class State:
     def executor_jobs(self, executor_id: str, keep: int) -> list[tuple[str, int, int, int]]:
         """Return an executor's newest ``keep`` jobs: ``(job_id, tasks, failed, busy_ms)``."""
         rows = self.db.execute(
-            "SELECT job_id, tasks, failed, busy_ms FROM executor "
-            "WHERE executor_id = ? AND published ORDER BY start_time DESC, job_id LIMIT ?",
+            # The planner would take the totals' index and sort every job of the executor.
+            "SELECT job_id, tasks, failed, busy_ms FROM executor INDEXED BY executor_newest "
+            "WHERE executor_id = ? AND published = 1 ORDER BY start_time DESC, job_id LIMIT ?",
             (executor_id, keep),
         )
         return rows.fetchall()
@@ -492,7 +499,8 @@ class State:
         """Return the published runs of a name, oldest first, with their log key and context."""
         rows = self.db.execute(
             f"SELECT {_RUN}, key, context_sha256 FROM log "
-            "WHERE published AND job_name = ? ORDER BY start_time, job_id",
+            # job_name <> '' as the index's condition says: else SQLite cannot use it.
+            "WHERE published AND job_name <> '' AND job_name = ? ORDER BY start_time, job_id",
             (name,),
         )
         return [
@@ -555,7 +563,7 @@ class State:
         """Return ``(job_id, digest)`` of an executor's newest flagged published jobs."""
         rows = self.db.execute(
             "SELECT flag.job_id, log.sha256 || log.key FROM flag JOIN log USING (key) "
-            "WHERE flag.published AND executor_id = ? "
+            "WHERE flag.published = 1 AND executor_id = ? "
             "ORDER BY flag.start_time DESC, flag.job_id DESC LIMIT ?",
             (executor_id, limit),
         )
@@ -607,8 +615,8 @@ class State:
     def nth_newest(self, offset: int) -> tuple[str, int] | None:
         """Return the id and day of the published job ``offset`` places from the newest."""
         row = self.db.execute(
-            "SELECT job_id, day FROM log WHERE published ORDER BY start_time DESC, job_id "
-            "LIMIT 1 OFFSET ?",
+            "SELECT job_id, day FROM log INDEXED BY log_newest WHERE published = 1 "
+            "ORDER BY start_time DESC, job_id LIMIT 1 OFFSET ?",
             (offset,),
         ).fetchone()
         return (str(row[0]), int(row[1])) if row else None

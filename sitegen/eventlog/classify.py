@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from sitegen.eventlog.discover import LogFile, unsafe_id_reason
 from sitegen.model import Classification, Problem, ProblemKind
@@ -66,7 +66,20 @@ def judge(log: LogFile, read: LogRead) -> Verdict:
     return verdict
 
 
-def duplicates(candidates: Sequence[Candidate | None]) -> dict[int, Problem]:
+class Claim(Protocol):
+    """Anything that claims a job id: a Candidate, or a build's pick of a log."""
+
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def completed_at(self) -> int: ...
+
+    @property
+    def file(self) -> str: ...
+
+
+def duplicates(candidates: Sequence[Claim | None]) -> dict[int, Problem]:
     """Keep the later-completed log per job id; return a problem for each other one, by index."""
     # Ids are nearly always unique: find the clashing ones first, then judge only those.
     first: dict[str, int] = {}
