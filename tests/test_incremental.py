@@ -152,6 +152,28 @@ def test_a_new_run_rebuilds_itself_and_its_predecessor(tmp_path: Path, example_l
     assert_same_as_clean(example_logs, site, tmp_path, "run-removed")
 
 
+def test_a_middle_run_removed_and_restored_equals_clean(tmp_path: Path, example_logs: Path) -> None:
+    # Restored, the run is mapped afresh and is the baseline of the runs after it, whose
+    # pages are rendered again in the same build: its summary must be there to compare with.
+    site = tmp_path / "site"
+    build(BuildOptions(example_logs, site))
+    runs = json.loads((site / "names.json").read_bytes())["names"]
+    (etl,) = [n for n in runs if n["name"] == RECURRING_NAME]
+    assert etl["runs"] >= 5
+    first = {p: json.loads(p.read_text().splitlines()[0])["data"] for p in example_logs.glob("*")}
+    ours = sorted(
+        (d["submitted_at"], p) for p, d in first.items() if d["job_name"] == RECURRING_NAME
+    )
+    middle = ours[1][1]  # succeeded: the baseline of the run after it
+    aside = tmp_path / middle.name
+    middle.rename(aside)
+    assert build(BuildOptions(example_logs, site)).rebuilt >= 1
+    assert_same_as_clean(example_logs, site, tmp_path, "middle-removed")
+    aside.rename(middle)
+    assert build(BuildOptions(example_logs, site)).rebuilt >= 2
+    assert_same_as_clean(example_logs, site, tmp_path, "middle-restored")
+
+
 def test_changed_template_rebuilds_everything_as_clean(tmp_path: Path, example_logs: Path) -> None:
     theme = tmp_path / "theme"
     theme.mkdir()

@@ -275,6 +275,10 @@ def _selection_options(options: BuildOptions) -> list[int | None]:
     return [options.max_jobs, options.max_site_size]
 
 
+# Run contexts made (their baselines' summaries decoded) and spliced in at a time.
+CONTEXT_CHUNK = 1000
+
+
 class _LeanerSite(Exception):
     """Raised when the site should go without raw logs: more jobs would fit in its size."""
 
@@ -556,18 +560,24 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         found = trend_hooks.update_trends(state, names)
         index = {log.key: n for n, log in enumerate(run.logs)}
         outdated = {index[key] for key in found.stale} - late
-        again_ns = outdated | late
-        needed = {n: k for key, k in found.keys.items() if k and (n := index[key]) in again_ns}
-        contexts = trend_hooks.full_contexts(state, needed)
-        written = outdated & fresh.keys()
-        # Pages this build wrote get the context spliced in; published ones are rendered again.
-        unpatched = trend_hooks.patch_pages(
-            pages, staging, state, run.logs, written, fresh, contexts
-        )
+        keys = {index[key]: k for key, k in found.keys.items() if k is not None}
+        written = sorted(outdated & fresh.keys())
+        # Pages this build wrote get the context spliced in, a chunk at a time: a clean build
+        # patches every recurring run, and their baselines' summaries at once would be most
+        # of its memory. Pages already published are rendered again.
+        unpatched: set[int] = set()
+        for start in range(0, len(written), CONTEXT_CHUNK):
+            chunk = written[start : start + CONTEXT_CHUNK]
+            contexts = trend_hooks.full_contexts(state, {n: keys[n] for n in chunk if n in keys})
+            unpatched |= trend_hooks.patch_pages(
+                pages, staging, state, run.logs, chunk, fresh, contexts
+            )
         trend_hooks.discard_renders(staging, unpatched, fresh)
-        redo = (outdated - written) | unpatched
-        again = [(n, run.logs[n]) for n in sorted(late | redo)]
-        map_logs(again, staging, pages, options.workers, record, contexts=contexts)
+        redo = (outdated - set(written)) | unpatched
+        again = sorted(late | redo)
+        contexts = trend_hooks.full_contexts(state, {n: keys[n] for n in again if n in keys})
+        redone = [(n, run.logs[n]) for n in again]
+        map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
         moves, unpublished = _publish_flags(run, state, fresh, chosen, staging)
         writer = SiteWriter(staging, fresh=True)
         previous = set() if full else state.site_files()

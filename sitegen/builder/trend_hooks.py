@@ -133,7 +133,9 @@ def patch_pages(
         writer.write(rel, new)
         outcome.context_sha256 = context.sha256 if context else ""
         outcome.bytes += len(new) - len(old)
-        state.put(log.key, log.size, log.mtime_ns, outcome, published=False)
+        # A page that needs its context is of a published run: it stays flagged so (a later
+        # chunk may read it as the baseline of another run).
+        state.put(log.key, log.size, log.mtime_ns, outcome, published=True)
         fresh[n] = done._replace(bytes=outcome.bytes, context_sha256=outcome.context_sha256)
     return unpatched
 
