@@ -225,6 +225,7 @@ def test_failure_groups_hold_failed_jobs_and_task_errors() -> None:
                 "pattern": "IO error: disk full writing <path>",
                 "example": spill.format(1, 7),
                 "jobs": ["a", "b", "c"],
+                "jobs_total": 3,
                 "tasks": 3,
                 "first_seen": T0,
                 "last_seen": T0 + 2 * DAY,
@@ -233,6 +234,7 @@ def test_failure_groups_hold_failed_jobs_and_task_errors() -> None:
                 "pattern": "Arrow error: Divide by zero error",
                 "example": "Arrow error: Divide by zero error",
                 "jobs": ["d"],
+                "jobs_total": 1,
                 "tasks": 0,
                 "first_seen": T0 + 3 * DAY,
                 "last_seen": T0 + 3 * DAY,
@@ -472,3 +474,13 @@ def test_trend_chart_is_well_formed_and_marks_each_run() -> None:
     # The line joins the successful runs only.
     assert len(root.find(f"{ns}polyline").get("points").split()) == 2  # type: ignore[union-attr]
     assert trend_svg.chart([], "empty", str) == ""
+
+
+def test_failures_json_names_a_groups_newest_jobs_and_counts_them_all() -> None:
+    many = failures.JOBS_IN_JSON + 200
+    jobs = [run(f"j{n:05d}", 10, T0 + n, failure="disk full on node-1") for n in range(many)]
+    (group,) = failures.failure_groups(reversed(jobs))
+    listed = json.loads(failures.failures_json([group]))["groups"][0]
+    assert listed["jobs_total"] == many
+    assert listed["jobs"] == [j.job_id for j in jobs[-failures.JOBS_IN_JSON :]]
+    assert group.failed_jobs == many

@@ -15,6 +15,9 @@ from sitegen.render.payload import task_status
 # A job keeps at most this many distinct task error patterns (a bad UDF fails 800,000 tasks
 # with one text; garbage could give each its own): the rest are counted in the last one kept.
 MAX_TASK_PATTERNS = 20
+# ``failures.json`` names a group's newest jobs, at most this many (it counts them all): a
+# group as old as the history would otherwise make every change to it rewrite megabytes.
+JOBS_IN_JSON = 1000
 
 
 def task_error(status: Any) -> str | None:
@@ -85,7 +88,9 @@ class FailureGroup(msgspec.Struct, gc=False):
 
     pattern: str
     example: str
+    # The newest JOBS_IN_JSON jobs it hit, oldest first; how many it hit in all.
     jobs: list[str]
+    jobs_total: int
     tasks: int
     first_seen: int
     last_seen: int
@@ -151,7 +156,15 @@ def groups_of(rows: Iterable[FailureRow]) -> list[GroupView]:
     )
     return [
         GroupView(
-            FailureGroup(g.pattern, g.example, list(g.jobs), g.tasks, g.first_seen, g.last_seen),
+            FailureGroup(
+                g.pattern,
+                g.example,
+                list(g.jobs)[-JOBS_IN_JSON:],
+                len(g.jobs),
+                g.tasks,
+                g.first_seen,
+                g.last_seen,
+            ),
             sorted(g.names),
             g.failed_jobs,
         )
