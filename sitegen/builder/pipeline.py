@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 from sitegen.builder import gcpause, guard, manifest
 from sitegen.builder.manifest import DAY_MS, Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
-from sitegen.builder.retention import parse_age, retained
-from sitegen.builder.sitesize import fits
+from sitegen.builder.retention import Ended, parse_age, retained
+from sitegen.builder.sitesize import Sized, fits
 from sitegen.errors import PublishError, SitegenError, UsageError
-from sitegen.eventlog.classify import duplicates
+from sitegen.eventlog.classify import Claim, duplicates
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
@@ -167,29 +167,8 @@ def build_timestamp() -> float:
     return float(epoch) if epoch else time.time()
 
 
-class Selectable(Protocol):
+class Selectable(Claim, Ended, Sized, Protocol):
     """A completed log as selection sees it: a fresh Pick, or a reused log's Known row."""
-
-    @property
-    def job_id(self) -> str: ...
-
-    @property
-    def completed_at(self) -> int: ...
-
-    @property
-    def file(self) -> str: ...
-
-    @property
-    def start_time(self) -> int: ...
-
-    @property
-    def end_time(self) -> int: ...
-
-    @property
-    def bytes(self) -> int: ...
-
-    @property
-    def raw_bytes(self) -> int: ...
 
 
 class Pick(NamedTuple):
