@@ -484,3 +484,22 @@ def test_failures_json_names_a_groups_newest_jobs_and_counts_them_all() -> None:
     assert listed["jobs_total"] == many
     assert listed["jobs"] == [j.job_id for j in jobs[-failures.JOBS_IN_JSON :]]
     assert group.failed_jobs == many
+
+
+def test_a_name_page_lists_its_newest_runs_and_draws_more(tmp_path: Path) -> None:
+    from sitegen.publish.writer import SiteWriter
+    from sitegen.render import trend_pages
+    from sitegen.render.pages import PageRenderer
+
+    history = runs([1_000 + n for n in range(150)])
+    trend = recurring.trend("q1", history)
+    writer = SiteWriter(tmp_path, fresh=True)
+    by_id = {j.job_id: j for j in history}
+    trend_pages.write_name_page(PageRenderer(), writer, trend, by_id)
+    page = (tmp_path / urls.name_page("q1")).read_text()
+    table = page[page.index('<table class="runs"') :]
+    rows = re.findall(r"<tr><td><a href=\"[^\"]*\"><code>(q1-\d+)</code>", table)
+    assert rows == [f"q1-{n}" for n in range(149, 149 - trend_pages.RUNS_SHOWN, -1)]
+    assert f"The newest {trend_pages.RUNS_SHOWN} of 150 runs" in page
+    chart = page[page.index("<svg") : page.index("</svg>")]
+    assert chart.count("q1-") >= 150  # every run is drawn (150 is under MAX_POINTS)

@@ -22,11 +22,12 @@ from sitegen.render.links import Linker
 from sitegen.render.pages import PageRenderer
 from sitegen.svg import trend as trend_svg
 
-# The Failures page links at most this many jobs per group (the newest); the JSON has all.
+# The Failures page links at most this many jobs per group (the newest); failures.json more.
 JOBS_PER_GROUP = 50
-# A name's page lists its newest runs, at most this many (a nightly job runs 365 times a
-# year, and each row costs a template loop); the chart draws as many.
-RUNS_SHOWN = trend_svg.MAX_POINTS
+# A name's page lists its newest runs, at most this many; its chart draws up to MAX_POINTS.
+# Every change to a name rewrites its page: at 500 rows it was 300 kB, most of what removing
+# one job rewrote at 100,000 jobs, and a table no phone scrolls through.
+RUNS_SHOWN = 100
 
 
 class NameEntry(msgspec.Struct):
