@@ -215,25 +215,6 @@ _KNOWN = (
 _RUN = "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key"
 
 
-def _list_entry(summary: JobSummary) -> bytes:
-    """Return one job's ``/api/jobs`` element, encoded exactly as the whole array encodes it."""
-    from sitegen.eventlog import schema  # the reader's schema: only a build that renders needs it
-
-    return _json(
-        schema.JobListEntry(
-            job_id=summary.job_id,
-            job_name=summary.job_name,
-            job_status=summary.job_status,
-            status=summary.status,
-            num_stages=summary.num_stages,
-            completed_stages=summary.completed_stages,
-            percent_complete=summary.percent_complete,
-            start_time=summary.start_time,
-            end_time=summary.end_time,
-        )
-    )
-
-
 class State:
     """An open state database; every change is one transaction, committed by ``commit``."""
 
@@ -320,6 +301,8 @@ class State:
     def put(self, key: str, size: int, mtime_ns: int, outcome: LogOutcome, published: bool) -> None:
         """Record one log as built now (replacing what was known of it)."""
         self.forget([key])
+        from sitegen.render.api import list_entry  # only a build that renders records logs
+
         summary = outcome.summary
         blob = _encode(msgspec.structs.replace(outcome, summary=None))
         executors: dict[str, ExecutorStats] = summary.executors if summary else {}
@@ -354,7 +337,7 @@ class State:
                 outcome.files,
                 outcome.bytes,
                 (summary.raw_log_bytes or 0) if summary else 0,
-                _list_entry(summary) if summary else None,
+                list_entry(summary) if summary else None,
             ),
         )
         self.db.execute(

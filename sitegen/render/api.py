@@ -11,7 +11,7 @@ import msgspec
 from sitegen import __version__
 from sitegen.eventlog import schema
 from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Body, Endpoint, endpoint_file, html_copy
-from sitegen.model import JobSummary, Problem, newest_first
+from sitegen.model import JobSummary, Problem
 from sitegen.render import dot
 from sitegen.render.htmlsafe import json_for_html, text_for_html
 
@@ -53,24 +53,20 @@ def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
         yield from endpoint_files(endpoint, body, **segments)
 
 
-def jobs_list(jobs: Iterable[JobSummary]) -> bytes:
-    """Encode ``/api/jobs``: newest first by start time, ties by id, serde_json bytes."""
-    ordered = newest_first(jobs)
+def list_entry(job: JobSummary) -> bytes:
+    """Encode one job's ``/api/jobs`` element, serde_json bytes (the build joins them)."""
     return _encode(
-        [
-            schema.JobListEntry(
-                job_id=j.job_id,
-                job_name=j.job_name,
-                job_status=j.job_status,
-                status=j.status,
-                num_stages=j.num_stages,
-                completed_stages=j.completed_stages,
-                percent_complete=j.percent_complete,
-                start_time=j.start_time,
-                end_time=j.end_time,
-            )
-            for j in ordered
-        ]
+        schema.JobListEntry(
+            job_id=job.job_id,
+            job_name=job.job_name,
+            job_status=job.job_status,
+            status=job.status,
+            num_stages=job.num_stages,
+            completed_stages=job.completed_stages,
+            percent_complete=job.percent_complete,
+            start_time=job.start_time,
+            end_time=job.end_time,
+        )
     )
 
 
