@@ -50,8 +50,10 @@ def reduce(
     """
     records = stored_records(state)
     extra = regressed(records)
+    # What each listing and trend page was made of last time (read once), and now.
+    before = state.list_pages()
     signatures: dict[str, str] = {}
-    held, older = _listing(state, writer, pages, extra, days, signatures)
+    held, older = _listing(state, writer, pages, extra, days, before, signatures)
     by_status, tasks, failed = state.totals()
     newest = list(state.newest(PAGE_CAPACITY))
     pages.front_page(writer, newest, by_status, len(running), len(problems), older, extra)
@@ -61,7 +63,7 @@ def reduce(
         writer.write(rel, data)
     pages.executors_page(writer, _executors(state))
     pages.site_pages(writer, running, problems)
-    held |= _trends(state, writer, pages, touched, records, extra, signatures)
+    held |= _trends(state, writer, pages, touched, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
         writer.write(name, text.encode())
     state.set_list_pages(signatures)
@@ -77,6 +79,7 @@ def _trends(
     touched: list[NameTrend],
     records: list[trend_pages.NameRecord],
     extra: Mapping[str, Finding],
+    before: Mapping[str, str],
     signatures: dict[str, str],
 ) -> set[str]:
     """Write the pages across jobs that changed; return all their files.
@@ -93,7 +96,7 @@ def _trends(
     # Each is rendered again only when what it is made from changed: failure rows came or
     # went; the worst jobs, a regression or a flagged executor's newest jobs changed.
     version = signature(state.failure_version())
-    if state.list_pages().get("failures") != version:
+    if before.get("failures") != version:
         groups = failures.groups_of(state.failure_rows())
         shown = sorted({i for g in groups for i in trend_pages.newest_of_group(g)})
         trend_pages.write_failures(pages, writer, groups, state.summaries(shown))
@@ -104,7 +107,7 @@ def _trends(
         for executor, count in state.flagged_executors(insights.MIN_JOBS_PER_NODE)
     ]
     made_of = signature(worst, sorted(extra.items()), nodes)
-    if state.list_pages().get("insights") != made_of:
+    if before.get("insights") != made_of:
         ids = {i for i, _ in worst} | extra.keys() | {i for *_, jobs in nodes for i, _ in jobs}
         jobs = state.summaries(sorted(ids))
         candidates = [jobs[i] for i, _ in worst] + [jobs[i] for i in extra if i in jobs]
@@ -169,19 +172,20 @@ def _listing(
     pages: PageRenderer,
     extra: Mapping[str, Finding],
     days: set[int],
+    before: Mapping[str, str],
     after: dict[str, str],
 ) -> tuple[set[str], str | None]:
     """Write the archive pages and find-index parts that changed; return all their files.
 
     Also return the archive page the front page's "older" link points at (None: no archive).
     Only the ``days`` whose jobs changed are read from the state (and every day when the
-    site first needs an archive); ``after`` receives the digest of what each page is made of.
+    site first needs an archive); ``before`` holds the digest of what each page was made of
+    last time, ``after`` receives what it is made of now.
     """
     listing = _Days(state, extra)
     if state.published_count() <= PAGE_CAPACITY:
         listing.forget_all()  # one page holds every job
         return set(), None
-    before = state.list_pages()
     if before.get("archived") != "1":
         days = set(state.published_days()) | listing.stored.keys()
     after["archived"] = "1"
