@@ -225,6 +225,31 @@ def test_a_no_op_reads_identities_not_the_state_whole(
     assert build(BuildOptions(example_logs, site, max_jobs=10)).published == 10
 
 
+def test_the_identity_digest_changes_with_any_log_name_size_time_or_order() -> None:
+    from sitegen.eventlog.discover import LogFile
+
+    def log(name: str, size: int = 10, mtime_ns: int = 5) -> LogFile:
+        return LogFile(Path("logs"), name, name[:-9], False, size, mtime_ns, name)
+
+    logs = [log("a.eventlog"), log("b.eventlog")]
+    digest = manifest.identity_digest(logs)
+    assert manifest.identity_digest([log("a.eventlog"), log("b.eventlog")]) == digest
+    changed = [
+        [log("a.eventlog"), log("c.eventlog")],
+        [log("a.eventlog", size=11), log("b.eventlog")],
+        [log("a.eventlog"), log("b.eventlog", mtime_ns=6)],
+        [log("b.eventlog"), log("a.eventlog")],
+        [log("a.eventlog")],
+        # Sizes and times swapped between the two lists of numbers.
+        [log("a.eventlog", size=5, mtime_ns=10), log("b.eventlog", size=5, mtime_ns=10)],
+    ]
+    digests = {manifest.identity_digest(other) for other in changed}
+    assert digest not in digests and len(digests) == len(changed)
+    # A time past what 64 bits of nanoseconds hold (year 2262) still gives a digest.
+    far = manifest.identity_digest([log("a.eventlog", mtime_ns=2**70)])
+    assert far != manifest.identity_digest([log("a.eventlog", mtime_ns=2**70 + 1)])
+
+
 def test_clean_and_changed_options_rebuild_everything(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -25,14 +26,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from sitegen import __version__
-from sitegen.diagnose.failures import FailureRow, failure_rows
-from sitegen.diagnose.recurring import Run, failed, succeeded
 from sitegen.eventlog.filekind import open_regular
 from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME
 from sitegen.model import Classification, ExecutorStats, JobSummary, Problem, RunningJob
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+    from sitegen.diagnose.failures import FailureRow
+    from sitegen.diagnose.recurring import Run
+    from sitegen.eventlog.discover import LogFile
 
 
 class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
@@ -64,6 +67,20 @@ class Chosen(msgspec.Struct, array_like=True, gc=False):
     published: int
     retention_dropped: int
     size_dropped: int
+    # Digest of the logs it was made from (identity_digest): equal now, nothing changed.
+    identities: str = ""
+
+
+def identity_digest(logs: Sequence[LogFile]) -> str:
+    """Return a digest of the logs' keys, sizes and modification times, in their order."""
+    # Joins and arrays, not a string per log: at 100,000 logs this is a no-op build's check.
+    h = hashlib.sha256("\0".join([log.key for log in logs]).encode("utf-8", "surrogateescape"))
+    for numbers in ([log.size for log in logs], [log.mtime_ns for log in logs]):
+        try:
+            h.update(b"\n" + array("q", numbers).tobytes())
+        except OverflowError:  # a time past 2262: as text (no array of 64-bit ints has it)
+            h.update(b"\n" + " ".join(map(str, numbers)).encode())
+    return h.hexdigest()
 
 
 _decode_chosen = msgspec.json.Decoder(Chosen).decode
@@ -265,10 +282,6 @@ class State:
         make = Known._make
         return {row[0]: make(row) for row in self.db.execute(f"SELECT {_KNOWN} FROM log")}
 
-    def identities(self) -> list[tuple[str, int, int]]:
-        """Return every log's key, size and modification time, ordered by key."""
-        return self.db.execute("SELECT key, size, mtime_ns FROM log ORDER BY key").fetchall()
-
     def note_digests(self) -> dict[str, str]:
         """Return the digest of the note each published job was rendered with, if it had one."""
         rows = self.db.execute(
@@ -301,7 +314,10 @@ class State:
     def put(self, key: str, size: int, mtime_ns: int, outcome: LogOutcome, published: bool) -> None:
         """Record one log as built now (replacing what was known of it)."""
         self.forget([key])
-        from sitegen.render.api import list_entry  # only a build that renders records logs
+        # Only a build that renders records logs: a no-op build imports none of these.
+        from sitegen.diagnose.failures import failure_rows
+        from sitegen.diagnose.recurring import failed, succeeded
+        from sitegen.render.api import list_entry
 
         summary = outcome.summary
         blob = _encode(msgspec.structs.replace(outcome, summary=None))
@@ -480,6 +496,8 @@ class State:
 
     def runs(self, name: str) -> list[tuple[Run, str, str]]:
         """Return the published runs of a name, oldest first, with their log key and context."""
+        from sitegen.diagnose.recurring import Run
+
         rows = self.db.execute(
             f"SELECT {_RUN}, key, context_sha256 FROM log "
             # job_name <> '' as the index's condition says: else SQLite cannot use it.
@@ -516,6 +534,8 @@ class State:
 
     def failure_rows(self) -> Iterator[FailureRow]:
         """Yield the published jobs' failure rows, oldest job first, each job's in order."""
+        from sitegen.diagnose.failures import FailureRow
+
         rows = self.db.execute(
             "SELECT job_id, job_name, start_time, pattern, example, failed_job, tasks FROM failure "
             "WHERE published ORDER BY start_time, job_id, id"

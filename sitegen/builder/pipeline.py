@@ -246,6 +246,7 @@ def figures(chosen: Selection, logs: list[LogFile], options: BuildOptions) -> ma
         len(chosen.published),
         chosen.retention_dropped,
         chosen.size_dropped,
+        manifest.identity_digest(logs),
     )
 
 
@@ -408,9 +409,9 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
         return None
     if stored.options != _selection_options(options):
         return None
-    # One comparison of two sorted lists (in C): a dict of 100,000 identities cost more.
-    now = sorted((log.key, log.size, log.mtime_ns) for log in run.logs)
-    if state.identities() != now:
+    # One digest of every log's identity, against the one the last selection was made from:
+    # reading 100,000 rows back from the state to compare them cost more than the stat calls.
+    if stored.identities != manifest.identity_digest(run.logs):
         return None
     had = state.note_digests()
     notes = run.notes
@@ -758,13 +759,16 @@ def _report(
     flagged = {o.file: o for o in state.flagged()}
     problems: list[Problem] = []
     running: list[RunningJob] = []
-    for log in run.logs:
-        outcome = flagged.get(log.key)
+    # In log order; only the logs with something to say are looked at.
+    named = flagged.keys() | chosen.losers.keys()
+    order = {log.key: n for n, log in enumerate(run.logs)} if named else {}
+    for key in sorted(named & order.keys(), key=order.__getitem__):
+        outcome = flagged.get(key)
         if outcome is not None:
             problems.extend(outcome.problems)
             if outcome.running is not None:
                 running.append(outcome.running)
-        loser = chosen.losers.get(log.key)
+        loser = chosen.losers.get(key)
         if loser is not None:
             problems.append(loser)
     counts = state.classifications()

@@ -42,8 +42,6 @@ class LogFile(msgspec.Struct, frozen=True, gc=False):
 
 def split_name(name: str) -> tuple[str, bool] | None:
     """Return (job id from the file name, running?) for a log file name, else None."""
-    if name.endswith(".eventlog") and len(name) > 9:  # nearly every log: no loop
-        return name[:-9], False
     for suffix in SUFFIXES:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)], suffix.endswith(".running")
@@ -94,34 +92,65 @@ def discover(
         names = sorted(os.listdir(log_dir))
     except OSError as exc:
         raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
-    # Text paths and one lstat() each (a link's target is stat-ed too): a directory of
-    # 100,000 logs is listed on every build, also when nothing changed, and Path or DirEntry
-    # objects per file cost more than the calls themselves.
-    prefix = f"{os.fspath(log_dir)}/"
+    # One lstat() each, relative to an open descriptor of the dir (a link's target is stat-ed
+    # too): a directory of 100,000 logs is listed on every build, also when nothing changed.
+    # Path or DirEntry objects per file would cost more than the calls themselves.
+    try:
+        fd = os.open(log_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
     found = []
-    lstat, regular = os.lstat, stat.S_ISREG
-    for name in names:
-        parsed = split_name(name)
-        if parsed is None:
-            continue
-        skip = ""
-        path = prefix + name
-        try:
-            st = lstat(path)
-            link = stat.S_ISLNK(st.st_mode)
-            if link:
-                st = os.stat(path)
-        except OSError:
-            size = mtime_ns = 0  # listed all the same: reading it reports why it is unreadable
-            link = False
-        else:
-            size, mtime_ns = st.st_size, st.st_mtime_ns
-            if link or not regular(st.st_mode):
-                skip = skip_reason(path, link, roots, follow_links) or ""
-                if skip:
-                    size = mtime_ns = 0  # a FIFO's or device's numbers mean nothing
-        found.append(LogFile(log_dir, name, parsed[0], parsed[1], size, mtime_ns, name, skip))
+    lstat, regular, make = os.lstat, stat.S_ISREG, LogFile
+    try:
+        for name in names:
+            if name.endswith(".eventlog") and len(name) > 9:  # nearly every log: no call
+                name_id, running = name[:-9], False
+            elif (parsed := split_name(name)) is not None:
+                name_id, running = parsed
+            else:
+                continue
+            try:
+                st = lstat(name, dir_fd=fd)
+            except OSError:
+                # Listed all the same: reading it reports why it is unreadable.
+                found.append(make(log_dir, name, name_id, running, 0, 0, name))
+                continue
+            if regular(st.st_mode):
+                size, mtime_ns = st.st_size, st.st_mtime_ns
+                found.append(make(log_dir, name, name_id, running, size, mtime_ns, name))
+            else:
+                path = f"{os.fspath(log_dir)}/{name}"
+                found.append(
+                    _irregular(log_dir, path, name_id, running, st.st_mode, roots, follow_links)
+                )
+    finally:
+        os.close(fd)
     return found
+
+
+def _irregular(
+    log_dir: Path,
+    path: str,
+    name_id: str,
+    running: bool,
+    mode: int,
+    roots: Sequence[str],
+    follow_links: bool,
+) -> LogFile:
+    """Return the entry of a log that is a link or not a regular file (with why it is skipped)."""
+    name = os.path.basename(path)
+    link = stat.S_ISLNK(mode)
+    try:
+        st = os.stat(path)  # a link's target; else the file again, for its numbers
+    except OSError:
+        return LogFile(log_dir, name, name_id, running, 0, 0, name)
+    size, mtime_ns = st.st_size, st.st_mtime_ns
+    skip = ""
+    if link or not stat.S_ISREG(st.st_mode):
+        skip = skip_reason(path, link, roots, follow_links) or ""
+        if skip:
+            size = mtime_ns = 0  # a FIFO's or device's numbers mean nothing
+    return LogFile(log_dir, name, name_id, running, size, mtime_ns, name, skip)
 
 
 def unsafe_id_reason(job_id: str) -> str | None:
