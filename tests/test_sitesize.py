@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.builder.sitesize import (
     LISTING_BYTES_PER_JOB,
     SITE_RESERVE_BYTES,
-    fits,
     parse_size,
 )
 from sitegen.cli import cli
 from sitegen.errors import UsageError
-from sitegen.model import newest_first
 from tests.sitetree import tree
-
-
-@dataclass(frozen=True)
-class Job:
-    job_id: str
-    start_time: int
-    bytes: int
-    raw_bytes: int
 
 
 def test_sizes_parse_in_decimal_and_binary_units() -> None:
@@ -40,33 +27,6 @@ def test_sizes_parse_in_decimal_and_binary_units() -> None:
     for bad in ("", "MB", "1TB", "-1MB", "1 MB extra"):
         with pytest.raises(UsageError):
             parse_size(bad)
-
-
-def test_fits_keeps_the_newest_that_fit_and_stops_at_the_first_that_does_not() -> None:
-    jobs = [Job(f"j{n}", n, 100_000, 60_000) for n in range(10)]
-    cost = 100_000 + LISTING_BYTES_PER_JOB
-    limit = SITE_RESERVE_BYTES + 3 * cost + 10
-    assert fits(jobs, limit) == {"j9", "j8", "j7"}
-    # Without their raw logs five fit: the planted case for "raw logs go first".
-    lean = 40_000 + LISTING_BYTES_PER_JOB
-    assert len(fits(jobs, limit, raw_logs=False)) == min(10, (3 * cost + 10) // lean)
-    # An older small job does not sneak in after a newer one that did not fit.
-    jobs.append(Job("big-newest", 99, 10**9, 0))
-    assert fits(jobs, limit) == set()
-
-
-sizes = st.integers(min_value=0, max_value=10**7)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 10**6), sizes, sizes), max_size=40))
-def test_fits_keeps_every_job_of_a_site_under_its_limit(rows: list[tuple[int, int, int]]) -> None:
-    jobs = [Job(f"j{n}", t, b + r, r) for n, (t, b, r) in enumerate(rows)]
-    total = SITE_RESERVE_BYTES + sum(j.bytes + LISTING_BYTES_PER_JOB for j in jobs)
-    assert fits(jobs, total) == {j.job_id for j in jobs}  # healthy: nothing left out
-    kept = fits(jobs, total // 2)
-    ordered = [j.job_id for j in newest_first(jobs)]
-    assert set(ordered[: len(kept)]) == kept  # always a prefix of the newest
 
 
 def _site_size(site: Path) -> int:

@@ -14,18 +14,17 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder import gcpause, guard, manifest
+from sitegen.builder import gcpause, guard, manifest, selection
 from sitegen.builder.manifest import DAY_MS, Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
-from sitegen.builder.retention import Ended, parse_age, retained
-from sitegen.builder.sitesize import Sized, fits
+from sitegen.builder.retention import parse_age
+from sitegen.builder.selection import Selection
 from sitegen.errors import PublishError, SitegenError, UsageError
-from sitegen.eventlog.classify import Claim, duplicates
 from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
@@ -167,83 +166,36 @@ def build_timestamp() -> float:
     return float(epoch) if epoch else time.time()
 
 
-class Selectable(Claim, Ended, Sized, Protocol):
-    """A completed log as selection sees it: a fresh Pick, or a reused log's Known row."""
-
-
 class Pick(NamedTuple):
-    """What selection needs of one completed log, from its outcome or from the state."""
+    """What a build keeps of a completed log it mapped: where its name's and day's pages are."""
 
-    # A tuple: a build makes one for every log (100,000 of them), most from the state.
     job_id: str
     job_name: str
     start_time: int
-    end_time: int
-    completed_at: int
-    file: str
-    bytes: int
-    raw_bytes: int
 
     @classmethod
     def of(cls, outcome: LogOutcome) -> Pick | None:
         """Return the pick of a fresh outcome (None when it is not a completed job)."""
         s = outcome.summary
-        if s is None:
-            return None
-        raw = s.raw_log_bytes or 0
-        return cls(
-            s.job_id,
-            s.job_name,
-            s.start_time,
-            s.end_time,
-            s.completed_at,
-            s.file,
-            outcome.bytes,
-            raw,
-        )
+        return None if s is None else cls(s.job_id, s.job_name, s.start_time)
 
 
-@dataclass
-class Selection:
-    """Which logs end up on the site: duplicate losers out, then retention applied."""
-
-    losers: dict[int, Problem]
-    published: set[int]
-    completed: int
-    # Left out by --max-jobs / --max-age, and then by --max-site-size.
-    retention_dropped: int = 0
-    size_dropped: int = 0
-    # Whether leaving the raw logs out would let more jobs fit in --max-site-size.
-    leaner_fits_more: bool = False
-
-
-def select(picks: Sequence[Selectable | None], options: BuildOptions, now: float) -> Selection:
-    """Resolve duplicate ids, then keep what retention and the size limit allow.
-
-    A reused log's pick is its Known row itself: at 100,000 logs a tuple apiece cost 0.2 s.
-    """
-    losers = duplicates(picks)
-    winners = {n: p for n, p in enumerate(picks) if p is not None and n not in losers}
-    max_age = parse_age(options.max_age) if options.max_age else None
-    keep = retained(list(winners.values()), options.max_jobs, max_age, now)
-    kept = {n: p for n, p in winners.items() if p.job_id in keep}
-    chosen = Selection(losers, set(kept), len(winners), len(winners) - len(kept))
-    if options.max_site_size is not None:
-        fitting = fits([p for p in kept.values()], options.max_site_size)
-        chosen.published = {n for n, p in kept.items() if p.job_id in fitting}
-        chosen.size_dropped = len(kept) - len(chosen.published)
-        if options.raw_logs and chosen.size_dropped:
-            lean = fits(list(kept.values()), options.max_site_size, raw_logs=False)
-            chosen.leaner_fits_more = len(lean) > len(fitting)
-    return chosen
+def select(state: State, options: BuildOptions, now: float) -> Selection:
+    """Resolve duplicate ids, then keep what retention and the size limit allow (by query)."""
+    cutoff = None
+    if options.max_age:
+        cutoff = (now - parse_age(options.max_age)) * 1000
+    return selection.select(
+        state, options.max_jobs, cutoff, options.max_site_size, options.raw_logs
+    )
 
 
 def figures(chosen: Selection, logs: list[LogFile], options: BuildOptions) -> manifest.Chosen:
     """Return what the report needs of a selection, as the state keeps it for the next build."""
     return manifest.Chosen(
         _selection_options(options),
-        {logs[n].key: problem for n, problem in chosen.losers.items()},
-        len(chosen.published),
+        chosen.losers,
+        chosen.published,
         chosen.retention_dropped,
         chosen.size_dropped,
         manifest.identity_digest(logs),
@@ -305,9 +257,13 @@ class _Run:
     fingerprint: str
     started: float
     state: State | None = None
+    # What the state knew of the logs this build maps, removes, or (un)publishes.
     known: dict[str, Known] = field(default_factory=dict)
-    # Logs unchanged since the state recorded them (index into ``logs`` -> what it knows).
-    reused: dict[int, Known] = field(default_factory=dict)
+    # The logs to map (index into ``logs``): new, changed, or a published job's note changed.
+    todo: list[int] = field(default_factory=list)
+    # The logs the state holds that are gone, and those only touched (same bytes, new time).
+    gone: list[str] = field(default_factory=list)
+    moved: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _build(
@@ -382,11 +338,7 @@ def _run(run: _Run, progress: Progress | None, freeze: Callable[[], None]) -> Bu
             quick = _quick_no_op(run)
             if quick is not None:
                 return quick
-            # What the state knows lives until the build ends: hide it from the collector.
-            with gcpause.paused():
-                run.known = run.state.known()
-                freeze()
-        _plan_reuse(run)
+        _plan(run)
         report = _no_op(run) if run.state is not None else None
         return report if report is not None else _rebuild(run, progress)
     finally:
@@ -413,13 +365,8 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
     # reading 100,000 rows back from the state to compare them cost more than the stat calls.
     if stored.identities != manifest.identity_digest(run.logs):
         return None
-    had = state.note_digests()
-    notes = run.notes
-    if any(job_id not in notes.paths for job_id in had):
-        return None  # a published job's note was removed
-    for job_id in state.published_ids(sorted(notes.paths)):
-        if notes.digest(job_id) != had.get(job_id, ""):
-            return None
+    if _noted(state, run.notes):
+        return None
     return _report(run, state, stored, rebuilt=0, up_to_date=True)
 
 
@@ -433,55 +380,61 @@ def _unchanged(log: LogFile, known: Known | None) -> bool:
     return known.sha256 == manifest.log_digest(log.path)
 
 
-def _note_changed(known: Known, notes: NoteIndex) -> bool:
-    """Tell whether a published job's operator note was added, edited or removed."""
-    if not known.published or known.job_id is None:
-        return False  # no job page: a later build that publishes it renders it afresh
-    return notes.digest(known.job_id) != known.note_sha256
+def _noted(state: State, notes: NoteIndex) -> set[str]:
+    """Return the keys of the published jobs whose operator note was added, edited or removed."""
+    had = state.note_digests()
+    if not had and not notes.paths:
+        return set()  # no note now or then: none can have changed
+    ids = had.keys() | state.published_ids(sorted(notes.paths))
+    changed = [job_id for job_id in ids if notes.digest(job_id) != had.get(job_id, "")]
+    return state.published_keys(changed) if changed else set()
 
 
-def _plan_reuse(run: _Run) -> None:
-    """Find the logs the state lets this build reuse as they are."""
-    known_of = run.known.get
-    notes = run.notes
-    any_notes = bool(notes.paths)
+def _plan(run: _Run) -> None:
+    """Find the logs this build maps, the ones gone, and the ones only touched.
+
+    Compares every log's identity with the state's as two sets of tuples (made in C), and
+    reads the rows of the logs that differ alone: at 100,000 logs, a row apiece cost 1 s.
+    """
+    state = run.state
+    if state is None:
+        run.todo = list(range(len(run.logs)))
+        return
+    stored = state.identities()
+    now = {(log.key, log.size, log.mtime_ns) for log in run.logs}
+    differ = {key for key, _, _ in now.difference(stored)}
+    run.gone = sorted({key for key, _, _ in stored} - {key for key, _, _ in now})
+    noted = _noted(state, run.notes)
+    run.known = state.known(differ | noted | set(run.gone))
     for n, log in enumerate(run.logs):
-        known = known_of(log.key)
-        if known is None:
+        key = log.key
+        if key not in differ and key not in noted:
             continue
-        if (known.size != log.size or known.mtime_ns != log.mtime_ns) and not _unchanged(
-            log, known
-        ):
-            continue
-        # Without a note now or then, a job's note cannot have changed: no lookup per log.
-        if (any_notes or known.note_sha256) and _note_changed(known, notes):
-            continue
-        run.reused[n] = known
+        known = run.known.get(key)
+        if key in noted or known is None or not _unchanged(log, known):
+            run.todo.append(n)
+        else:
+            run.moved.append((key, log.mtime_ns))
 
 
 def _no_op(run: _Run) -> BuildReport | None:
     """Finish a build that has nothing to publish; None when there is something."""
-    assert run.state is not None
-    if not len(run.reused) == len(run.logs) == len(run.known):
+    state = run.state
+    assert state is not None
+    if run.todo or run.gone:
         return None
-    picks = [_reused_pick(run.reused[n]) for n in range(len(run.logs))]
-    chosen = select(picks, run.options, run.stamp)
+    chosen = select(state, run.options, run.stamp)
     # Unchanged logs, but retention by age may have moved on since the last build.
-    if any(k.published != (n in chosen.published) for n, k in run.reused.items()):
+    if chosen.flips:
         return None
-    moved = [
-        (log.key, log.mtime_ns)
-        for n, log in enumerate(run.logs)
-        if log.mtime_ns != run.reused[n].mtime_ns
-    ]
     # Only modification times moved (same bytes), or options that chose the same jobs:
     # record them (the next build can then tell nothing changed quickly), publish nothing.
     chose = figures(chosen, run.logs, run.options)
-    run.state.begin()
-    run.state.touch(moved)
-    run.state.set_chosen(chose)
-    run.state.commit()
-    return _report(run, run.state, chose, rebuilt=0, up_to_date=True)
+    state.begin()
+    state.touch(run.moved)
+    state.set_chosen(chose)
+    state.commit()
+    return _report(run, state, chose, rebuilt=0, up_to_date=True)
 
 
 def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
@@ -502,16 +455,28 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state = State.create(staging / MANIFEST_NAME, run.fingerprint)
         else:
             state.begin()
-        todo = [(n, log) for n, log in enumerate(run.logs) if n not in run.reused]
+        todo = [(n, run.logs[n]) for n in run.todo]
         if progress:
             progress.start(len(todo))
         publication.make_dirs(root_parents(pages))
+        # Selection reads every row the state holds: the logs that are gone go first.
+        state.forget(run.gone)
+        state.touch(run.moved)
         fresh: dict[int, Fresh] = {}
+        chosen: Selection | None = None
+        mapped: set[int] = set()
+
+        def on_site(n: int) -> bool:
+            # A log this build mapped is on the site when selection flipped it on; one it did
+            # not map stays as it was unless flipped (a log rendered again below is published).
+            if chosen is None:
+                return False  # none is until selected
+            return chosen.flips.get(run.logs[n].key, n not in mapped)
 
         def record(n: int, outcome: LogOutcome, parted: bool) -> None:
             # Into the state as it arrives: the build holds no log's summary, only its pick.
             log = run.logs[n]
-            state.put(log.key, log.size, log.mtime_ns, outcome, published=False)
+            state.put(log.key, log.size, log.mtime_ns, outcome, published=on_site(n))
             fresh[n] = Fresh(
                 Pick.of(outcome),
                 outcome.roots,
@@ -522,23 +487,21 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             )
 
         map_logs(todo, staging, pages, options.workers, record, progress)
-        picks = _picks(run, fresh)
-        chosen = select(picks, options, run.stamp)
+        chosen = select(state, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
         chose = figures(chosen, run.logs, options)
         state.set_chosen(chose)
+        index = {log.key: n for n, log in enumerate(run.logs)}
+        mapped.update(fresh)
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
-        late = {
-            n for n, known in run.reused.items() if n in chosen.published and not known.published
-        }
+        late = {index[key] for key, now in chosen.flips.items() if now} - mapped
         # Recurring jobs: the names whose runs changed get their trend again, from the state's
         # columns; render again each job page whose run context changed.
         changed = _flag_selection(run, state, fresh, chosen)
         names, days = (state.published_names(), set()) if full else _touched(run, fresh, changed)
         found = trend_hooks.update_trends(state, names)
-        index = {log.key: n for n, log in enumerate(run.logs)}
         outdated = {index[key] for key in found.stale} - late
         keys = {index[key]: k for key, k in found.keys.items() if k is not None}
         written = sorted(outdated & fresh.keys())
@@ -558,7 +521,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         contexts = trend_hooks.full_contexts(state, {n: keys[n] for n in again if n in keys})
         redone = [(n, run.logs[n]) for n in again]
         map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
-        moves, unpublished = _publish_flags(run, state, fresh, chosen, staging)
+        moves, unpublished = _moves(run, fresh, on_site, staging)
         writer = SiteWriter(staging, fresh=True)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
@@ -579,7 +542,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state.close()
             publication.publish()
         else:
-            gone = sorted(_gone_roots(run, changed, fresh, chosen) | (previous - site_files))
+            gone = sorted(_gone_roots(run, state, changed) | (previous - site_files))
             listing = writer.written_names()
             replaced = publication.update(moves, listing, gone, finish=state.commit)
             report.site_bytes = state.site_bytes(options.output)
@@ -591,9 +554,9 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
     if full:
         replaced = writer.files_written, writer.bytes_written
     # Site-wide files count when they reached the site: in place, unchanged ones do not.
-    report.files_written = sum(f.files for n, f in fresh.items() if n in chosen.published)
+    report.files_written = sum(f.files for n, f in fresh.items() if on_site(n))
     report.files_written += replaced[0]
-    report.bytes_written = sum(f.bytes for n, f in fresh.items() if n in chosen.published)
+    report.bytes_written = sum(f.bytes for n, f in fresh.items() if on_site(n))
     report.bytes_written += replaced[1]
     report.seconds = time.perf_counter() - run.started
     return report
@@ -632,26 +595,6 @@ class Fresh(NamedTuple):
     context_sha256: str
 
 
-def _picks(run: _Run, fresh: dict[int, Fresh]) -> list[Selectable | None]:
-    """Return every log's pick: from this build's map when it ran, else from the state."""
-    reused = run.reused
-    return [
-        _reused_pick(reused[n]) if n in reused else _fresh_pick(fresh, n)
-        for n in range(len(run.logs))
-    ]
-
-
-def _fresh_pick(fresh: dict[int, Fresh], n: int) -> Pick | None:
-    """Return the pick of a log this build mapped (None: not a completed job, or not mapped)."""
-    done = fresh.get(n)
-    return done.pick if done is not None else None
-
-
-def _reused_pick(known: Known) -> Selectable | None:
-    """Return a reused log's pick: its row, when it is a completed job (it has a job id)."""
-    return cast("Selectable", known) if known.job_id is not None else None
-
-
 def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set[str], set[int]]:
     """Return the job names and the UTC days whose published jobs this build may have changed.
 
@@ -671,49 +614,35 @@ def _flag_selection(
 ) -> set[str]:
     """Record which logs the site will hold, before the trends are queried; return their keys.
 
-    The keys returned are of the logs mapped, removed, or published or left out anew.
+    The keys returned are of the logs mapped, removed, or published or left out anew. What
+    the state knew of those it did not read yet (flipped by selection alone) is read first.
     """
-    keys = {log.key for log in run.logs}
-    gone = [k for k in run.known if k not in keys]
-    state.forget(gone)
-    flags = [(run.logs[n].key, n in chosen.published) for n in fresh]
-    flags.extend(
-        (run.logs[n].key, n in chosen.published)
-        for n, known in run.reused.items()
-        if bool(known.published) != (n in chosen.published)
-    )
-    state.set_published(flags)
-    return {key for key, _ in flags} | set(gone)
+    unread = [key for key in chosen.flips if key not in run.known]
+    run.known.update(state.known(unread))
+    state.set_published(chosen.flips.items())
+    return {run.logs[n].key for n in fresh} | chosen.flips.keys() | set(run.gone)
 
 
-def _publish_flags(
-    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, staging: Path
+def _moves(
+    run: _Run, fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path
 ) -> tuple[list[tuple[Path, str]], list[str]]:
-    """Record which mapped logs are on the site; return their job moves and unpublished roots.
-
-    The flags of reused logs were set before the trends were queried (_flag_selection).
-    """
+    """Return the mapped logs' job moves into the site, and the roots not to publish."""
     from sitegen.builder.mapstep import part_dir
 
     moves: list[tuple[Path, str]] = []
     # Jobs a worker wrote straight into the staging dir that are not published after all
     # (a duplicate that lost, or outside the retention): they must not be.
     unpublished: list[str] = []
-    flags = []
     for n, done in fresh.items():
         source = part_dir(staging, n) if done.parted else staging
-        if n in chosen.published and done.roots:
-            flags.append((run.logs[n].key, True))
+        if on_site(n) and done.roots:
             moves.extend((source / root, root) for root in done.roots)
         elif source == staging:
             unpublished.extend(done.roots)
-    state.set_published(flags)
     return moves, unpublished
 
 
-def _gone_roots(
-    run: _Run, changed: set[str], fresh: dict[int, Fresh], chosen: Selection
-) -> set[str]:
+def _gone_roots(run: _Run, state: State, changed: set[str]) -> set[str]:
     """Return the job directories the site held that no published log holds now.
 
     Only a log this build mapped, removed or (un)published can have let go of one; a
@@ -722,20 +651,12 @@ def _gone_roots(
     old = {
         root: known.job_id
         for key in changed
-        if (known := run.known.get(key)) is not None and known.published
+        if (known := run.known.get(key)) is not None and known.published and known.job_id
         for root in known.roots
     }
     if not old:
         return set()
-    ids = set(old.values())
-    held: set[str] = set()
-    for n in chosen.published:
-        done = fresh.get(n)
-        if done is not None:
-            held.update(done.roots)
-        elif run.reused[n].job_id in ids:
-            held.update(run.reused[n].roots)
-    return old.keys() - held
+    return old.keys() - state.published_roots(sorted(set(old.values())))
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
