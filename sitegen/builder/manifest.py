@@ -18,7 +18,7 @@ import hashlib
 import os
 import sqlite3
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -651,10 +651,11 @@ class State:
         """Return the site-wide files (not job directories) the site holds."""
         return {path for (path,) in self.db.execute("SELECT path FROM site_file")}
 
-    def set_site_files(self, paths: Iterable[str]) -> None:
-        """Record the site-wide files the site holds now."""
-        self.db.execute("DELETE FROM site_file")
-        self.db.executemany("INSERT INTO site_file VALUES (?)", [(p,) for p in paths])
+    def set_site_files(self, paths: set[str]) -> None:
+        """Record the site-wide files the site holds now (the rows that changed)."""
+        had = self.site_files()
+        self.db.executemany("DELETE FROM site_file WHERE path = ?", [(p,) for p in had - paths])
+        self.db.executemany("INSERT INTO site_file VALUES (?)", [(p,) for p in paths - had])
 
     def published_count(self) -> int:
         """Return how many jobs are published."""
@@ -709,10 +710,12 @@ class State:
         """Return each listing page's name and the signature of what it was rendered from."""
         return dict(self.db.execute("SELECT name, signature FROM list_page").fetchall())
 
-    def set_list_pages(self, pages: dict[str, str]) -> None:
-        """Record the listing pages and their signatures."""
-        self.db.execute("DELETE FROM list_page")
-        self.db.executemany("INSERT INTO list_page VALUES (?, ?)", pages.items())
+    def set_list_pages(self, pages: dict[str, str], before: Mapping[str, str]) -> None:
+        """Record the listing pages and their signatures (``before``: as recorded till now)."""
+        gone = [(name,) for name in before.keys() - pages.keys()]
+        self.db.executemany("DELETE FROM list_page WHERE name = ?", gone)
+        changed = [(n, s) for n, s in pages.items() if before.get(n) != s]
+        self.db.executemany("INSERT OR REPLACE INTO list_page VALUES (?, ?)", changed)
 
 
 def open_published(output: Path) -> State | None:

@@ -499,7 +499,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         late = {index[key] for key, now in chosen.flips.items() if now} - mapped
         # Recurring jobs: the names whose runs changed get their trend again, from the state's
         # columns; render again each job page whose run context changed.
-        changed = _flag_selection(run, state, fresh, chosen)
+        changed = _flag_selection(run, state, fresh, chosen, index)
         names, days = (state.published_names(), set()) if full else _touched(run, fresh, changed)
         found = trend_hooks.update_trends(state, names)
         outdated = {index[key] for key in found.stale} - late
@@ -610,14 +610,14 @@ def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set
 
 
 def _flag_selection(
-    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection
+    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, index: dict[str, int]
 ) -> set[str]:
     """Record which logs the site will hold, before the trends are queried; return their keys.
 
     The keys returned are of the logs mapped, removed, or published or left out anew. What
-    the state knew of those it did not read yet (flipped by selection alone) is read first.
+    the state knew of the logs flipped by selection alone (not mapped) is read first.
     """
-    unread = [key for key in chosen.flips if key not in run.known]
+    unread = [key for key in chosen.flips if key not in run.known and index[key] not in fresh]
     run.known.update(state.known(unread))
     state.set_published(chosen.flips.items())
     return {run.logs[n].key for n in fresh} | chosen.flips.keys() | set(run.gone)

@@ -66,7 +66,7 @@ def reduce(
     held |= _trends(state, writer, pages, touched, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
         writer.write(name, text.encode())
-    state.set_list_pages(signatures)
+    state.set_list_pages(signatures, before)
     files = held | set(writer.written_names())
     state.set_site_files(files)
     return files
