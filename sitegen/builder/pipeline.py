@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import functools
 import os
 import sqlite3
 import time
@@ -190,7 +191,7 @@ def select(state: State, options: BuildOptions, now: float) -> Selection:
     )
 
 
-def figures(chosen: Selection, logs: list[LogFile], options: BuildOptions) -> manifest.Chosen:
+def figures(chosen: Selection, identities: str, options: BuildOptions) -> manifest.Chosen:
     """Return what the report needs of a selection, as the state keeps it for the next build."""
     return manifest.Chosen(
         _selection_options(options),
@@ -198,7 +199,7 @@ def figures(chosen: Selection, logs: list[LogFile], options: BuildOptions) -> ma
         chosen.published,
         chosen.retention_dropped,
         chosen.size_dropped,
-        manifest.identity_digest(logs),
+        identities,
     )
 
 
@@ -264,6 +265,11 @@ class _Run:
     # The logs the state holds that are gone, and those only touched (same bytes, new time).
     gone: list[str] = field(default_factory=list)
     moved: list[tuple[str, int]] = field(default_factory=list)
+
+    @functools.cached_property
+    def identities(self) -> str:
+        """Return the digest of every log's identity (manifest.identity_digest), made once."""
+        return manifest.identity_digest(self.logs)
 
 
 def _build(
@@ -363,7 +369,7 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
         return None
     # One digest of every log's identity, against the one the last selection was made from:
     # reading 100,000 rows back from the state to compare them cost more than the stat calls.
-    if stored.identities != manifest.identity_digest(run.logs):
+    if stored.identities != run.identities:
         return None
     if _noted(state, run.notes):
         return None
@@ -429,7 +435,7 @@ def _no_op(run: _Run) -> BuildReport | None:
         return None
     # Only modification times moved (same bytes), or options that chose the same jobs:
     # record them (the next build can then tell nothing changed quickly), publish nothing.
-    chose = figures(chosen, run.logs, run.options)
+    chose = figures(chosen, run.identities, run.options)
     state.begin()
     state.touch(run.moved)
     state.set_chosen(chose)
@@ -490,7 +496,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         chosen = select(state, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
-        chose = figures(chosen, run.logs, options)
+        chose = figures(chosen, run.identities, options)
         state.set_chosen(chose)
         index = {log.key: n for n, log in enumerate(run.logs)}
         mapped.update(fresh)

@@ -199,7 +199,7 @@ def _listing(
         older = flat[n + 1][1].name if n + 1 < len(flat) else None
         key = f"page:{page.name}"
         after[key] = signature(page.name, page.label, newer, older, page.jobs, page.flagged)
-        files.add(str(urls.list_page(page.name)))
+        files.add(urls.list_page_file(page.name))
         if before.get(key) != after[key]:
             shown = next(p for p in listing.pages(day) if p.name == page.name)
             pages.archive_page(writer, shown, _summaries(state, shown.jobs), newer, older, extra)
@@ -207,7 +207,7 @@ def _listing(
     for day, name, digest in parts:
         key = f"find:{name}"
         after[key] = signature(name, digest)
-        files.add(str(urls.find_part(name)))
+        files.add(urls.find_part_file(name))
         if before.get(key) != after[key]:
             part = next(p for p in listing.parts(day) if p.name == name)
             writer.write(urls.find_part(name), find_index(_summaries(state, part.jobs)))

@@ -51,25 +51,66 @@ def select(
     db.execute("CREATE TEMP TABLE IF NOT EXISTS loser(key TEXT PRIMARY KEY)")
     db.execute("DELETE FROM temp.loser")
     db.executemany("INSERT INTO temp.loser VALUES (?)", [(key,) for key in losers])
+    # Losers are excluded by key, and only when there are any: the check reads the row of
+    # every log it passes (0.3 s to find the 100,000th newest), where the rest is in indexes.
+    unique = " AND key NOT IN temp.loser" if losers else ""
     (completed,) = db.execute("SELECT count(*) FROM log WHERE job_id IS NOT NULL").fetchone()
     winners = completed - len(losers)
-    kept = "job_id IS NOT NULL AND key NOT IN temp.loser"
-    args: list[object] = []
+    # What a winner must meet to be published, the losers aside.
+    kept = _Kept("job_id IS NOT NULL", [])
     if max_age_cutoff_ms is not None:
-        kept += " AND end_time >= ?"
-        args.append(max_age_cutoff_ms)
+        kept.narrow("end_time >= ?", max_age_cutoff_ms)
     if max_jobs is not None:
-        kept, args = _newest(state, kept, args, max_jobs)
-    (kept_count,) = db.execute(f"SELECT count(*) FROM log WHERE {kept}", args).fetchone()
-    chosen = Selection(losers, {}, kept_count, winners - kept_count)
-    published, published_args = kept, args
+        _newest(state, kept, unique, max_jobs)
+    query = f"SELECT count(*) FROM log WHERE {kept.where}{unique}"
+    (count,) = db.execute(query, kept.args).fetchone()
+    chosen = Selection(losers, {}, count, winners - count)
     if max_site_size is not None:
-        published, published_args = _fitting(state, chosen, kept, args, max_site_size, raw_logs)
-    rows = db.execute(
-        f"SELECT key, published FROM log WHERE ({published}) <> published", published_args
-    )
-    chosen.flips = {key: not was for key, was in rows}
+        _fitting(state, chosen, kept, unique, max_site_size, raw_logs)
+    chosen.flips = _flips(state, kept, unique)
     return chosen
+
+
+class _Kept:
+    """The condition, in SQL, that a winner meets to be published; narrowed step by step."""
+
+    def __init__(self, where: str, args: list[object]) -> None:
+        self.where = where
+        self.args = args
+
+    def narrow(self, condition: str, *args: object) -> None:
+        """Add a condition (with its arguments)."""
+        self.where = f"{self.where} AND {condition}"
+        self.args = [*self.args, *args]
+
+    def up_to(self, last: tuple[int, str] | None) -> None:
+        """Keep the rows up to ``last`` in the newest-first order (None: not one)."""
+        if last is None:
+            self.where, self.args = "0", []
+            return
+        start, job_id = last
+        self.narrow("(start_time > ? OR (start_time = ? AND job_id <= ?))", start, start, job_id)
+
+
+def _flips(state: State, kept: _Kept, unique: str) -> dict[str, bool]:
+    """Return the logs whose published flag is not what ``kept`` says, with the new flag."""
+    # Two searches of the (published, newest) index: the unpublished that are kept now (few),
+    # and the published that are not (a range of the index, or the losers by key).
+    db = state.db
+    on = db.execute(
+        f"SELECT key FROM log INDEXED BY log_newest WHERE published = 0 AND {kept.where}{unique}",
+        kept.args,
+    )
+    flips = {key: True for (key,) in on}
+    off = db.execute(
+        f"SELECT key FROM log INDEXED BY log_newest WHERE published = 1 AND NOT ({kept.where})",
+        kept.args,
+    )
+    flips.update((key, False) for (key,) in off)
+    if unique:
+        rows = db.execute("SELECT key FROM log WHERE published = 1 AND key IN temp.loser")
+        flips.update((key, False) for (key,) in rows)
+    return flips
 
 
 def _losers(state: State) -> dict[str, Problem]:
@@ -99,45 +140,35 @@ def _losers(state: State) -> dict[str, Problem]:
     return losers
 
 
-def _newest(state: State, kept: str, args: list[object], max_jobs: int) -> tuple[str, list[object]]:
+def _newest(state: State, kept: _Kept, unique: str, max_jobs: int) -> None:
     """Narrow ``kept`` to its newest ``max_jobs`` rows: those up to the last one's place."""
     if max_jobs <= 0:
-        return "0", []
+        kept.up_to(None)
+        return
     last = state.db.execute(
-        f"SELECT start_time, job_id FROM log INDEXED BY log_order WHERE {kept} {_ORDER} "
-        "LIMIT 1 OFFSET ?",
-        [*args, max_jobs - 1],
+        f"SELECT start_time, job_id FROM log INDEXED BY log_order WHERE {kept.where}{unique} "
+        f"{_ORDER} LIMIT 1 OFFSET ?",
+        [*kept.args, max_jobs - 1],
     ).fetchone()
-    if last is None:
-        return kept, args  # fewer than max_jobs: all of them
-    start, job_id = last
-    where = f"{kept} AND (start_time > ? OR (start_time = ? AND job_id <= ?))"
-    return where, [*args, start, start, job_id]
+    if last is not None:  # else fewer than max_jobs: all of them
+        kept.up_to(last)
 
 
 def _fitting(
-    state: State,
-    chosen: Selection,
-    kept: str,
-    args: list[object],
-    limit: int,
-    raw_logs: bool,
-) -> tuple[str, list[object]]:
+    state: State, chosen: Selection, kept: _Kept, unique: str, limit: int, raw_logs: bool
+) -> None:
     """Narrow ``kept`` to its newest jobs whose files fit in ``limit`` bytes; count the rest."""
     rows = state.db.execute(
-        f"SELECT start_time, job_id, bytes, raw_bytes FROM log WHERE {kept} {_ORDER}",
-        args,
+        f"SELECT start_time, job_id, bytes, raw_bytes FROM log WHERE {kept.where}{unique} {_ORDER}",
+        kept.args,
     ).fetchall()
     fit, last = _fit(rows, limit, raw_logs=True)
     chosen.size_dropped = len(rows) - fit
     chosen.published = fit
     if raw_logs and chosen.size_dropped:
         chosen.leaner_fits_more = _fit(rows, limit, raw_logs=False)[0] > fit
-    if last is None:
-        return "0", []  # not even the newest fits
-    start, job_id = last
-    where = f"{kept} AND (start_time > ? OR (start_time = ? AND job_id <= ?))"
-    return where, [*args, start, start, job_id]
+    if fit < len(rows):
+        kept.up_to(last)
 
 
 def _fit(

@@ -69,13 +69,23 @@ FRONT = PurePosixPath(INDEX)
 
 def list_page(name: str) -> PurePosixPath:
     """Return the file of the archive page of the jobs list named ``name`` (a UTC span)."""
+    return PurePosixPath(list_page_file(name))
+
+
+def list_page_file(name: str) -> str:
+    """Return ``list_page(name)`` as text (the reduce names thousands each build)."""
     # Files, not directories: a directory per page costs more to make than its file.
-    return PurePosixPath(LIST_DIR) / f"{name}.html"
+    return f"{LIST_DIR}/{name}.html"
 
 
 def find_part(span: str) -> PurePosixPath:
     """Return the file of one part of the find index (named by its UTC span, as pages are)."""
-    return PurePosixPath(LIST_DIR) / f"find-{span}.js"
+    return PurePosixPath(find_part_file(span))
+
+
+def find_part_file(span: str) -> str:
+    """Return ``find_part(span)`` as text."""
+    return f"{LIST_DIR}/find-{span}.js"
 
 
 def job_pages_dir(job_id: str) -> PurePosixPath:
