@@ -373,6 +373,17 @@ class State:
         """Record what this build's selection decided."""
         self._meta({"chosen": _json(chosen).decode()})
 
+    def set_context(self, key: str, outcome: LogOutcome) -> None:
+        """Record a log's job page spliced with a new run context: its digest and bytes."""
+        # Two columns and the outcome blob: recording the whole log again (summary, executors,
+        # failures) cost a full build 0.7 ms a recurring run, in the one main process.
+        self.db.execute(
+            "UPDATE log SET context_sha256 = ?, bytes = ? WHERE key = ?",
+            (outcome.context_sha256, outcome.bytes, key),
+        )
+        blob = _encode(msgspec.structs.replace(outcome, summary=None))
+        self.db.execute("UPDATE blob SET outcome = ? WHERE key = ?", (blob, key))
+
     def put(self, key: str, size: int, mtime_ns: int, outcome: LogOutcome, published: bool) -> None:
         """Record one log as built now (replacing what was known of it)."""
         self.forget([key])

@@ -7,9 +7,9 @@ only when there is work to do: a build with nothing to do starts fast.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, overload
 
 from sitegen.builder import manifest
 from sitegen.builder.manifest import LogOutcome
@@ -178,11 +178,49 @@ def process_log(
     return outcome, target != staging
 
 
-def _process_star(
-    args: tuple[LogFile, Path, Path, PageRenderer, RunContext | None],
-) -> tuple[LogOutcome, bool]:
+def _process_star(args: Task) -> tuple[LogOutcome, bool]:
     """Unpack arguments for ``ProcessPoolExecutor.map``."""
     return process_log(*args)
+
+
+# One log's arguments of the map step (process_log).
+Task = tuple[LogFile, Path, Path, PageRenderer, RunContext | None]
+
+
+class _Tasks(Sequence[Task]):
+    """The map step's arguments per log, made when a chunk of them is submitted."""
+
+    def __init__(
+        self,
+        logs: list[tuple[int, LogFile]],
+        staging: Path,
+        pages: PageRenderer,
+        contexts: Mapping[int, RunContext],
+    ) -> None:
+        self.logs = logs
+        self.staging = staging
+        self.pages = pages
+        self.contexts = contexts
+
+    def __len__(self) -> int:
+        """Return how many logs there are to map."""
+        return len(self.logs)
+
+    @overload
+    def __getitem__(self, index: int) -> Task: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Task]: ...
+
+    def __getitem__(self, index: int | slice) -> Task | list[Task]:
+        """Return one log's arguments, or a list of them for a slice."""
+        if isinstance(index, slice):
+            return [self._task(n, log) for n, log in self.logs[index]]
+        return self._task(*self.logs[index])
+
+    def _task(self, n: int, log: LogFile) -> Task:
+        """Return the arguments of log ``n``."""
+        return (log, self.staging, part_dir(self.staging, n), self.pages, self.contexts.get(n))
 
 
 def map_logs(
@@ -201,8 +239,7 @@ def map_logs(
     dir: the caller records it and keeps only what it needs, not every outcome.
     ``contexts`` holds the run context of the logs that have one, by index.
     """
-    found = contexts or {}
-    tasks = [(log, staging, part_dir(staging, n), pages, found.get(n)) for n, log in logs]
+    tasks = _Tasks(logs, staging, pages, contexts or {})
     with pool_map(_process_star, tasks, workers) as outcomes:
         for (n, _), (outcome, parted) in zip(logs, outcomes, strict=True):
             on_result(n, outcome, parted)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -56,6 +59,29 @@ def pool_map(
         initargs=(os.getpid(),),
     )
     try:
-        yield pool.map(fn, items, chunksize=max(1, min(16, len(items) // (workers * 8))))
+        chunk = max(1, min(16, len(items) // (workers * 8)))
+        yield _windowed(pool, fn, items, chunk, WINDOW * workers)
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+# Chunks in flight per worker. ``Executor.map`` submits every chunk at once: at 100,000 logs
+# the work items (and their arguments, made for all) were tens of MB of the build's memory.
+WINDOW = 4
+
+
+def _windowed(
+    pool: Executor, fn: Callable[[T], R], items: Sequence[T], size: int, window: int
+) -> Iterator[R]:
+    """Yield ``fn``'s results over ``items`` in order, keeping ``window`` chunks submitted."""
+    chunks = (items[start : start + size] for start in range(0, len(items), size))
+    pending = deque(pool.submit(_apply, fn, chunk) for chunk in itertools.islice(chunks, window))
+    while pending:
+        results = pending.popleft().result()
+        pending.extend(pool.submit(_apply, fn, chunk) for chunk in itertools.islice(chunks, 1))
+        yield from results
+
+
+def _apply(fn: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    """Return ``fn`` of each item of a chunk (in a worker)."""
+    return [fn(item) for item in chunk]

@@ -15,7 +15,7 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -484,7 +484,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             log = run.logs[n]
             state.put(log.key, log.size, log.mtime_ns, outcome, published=on_site(n))
             fresh[n] = Fresh(
-                Pick.of(outcome),
+                None if full else Pick.of(outcome),  # for _touched: a full build touches all
                 outcome.roots,
                 outcome.files,
                 outcome.bytes,
@@ -631,21 +631,30 @@ def _flag_selection(
 
 def _moves(
     run: _Run, fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path
-) -> tuple[list[tuple[Path, str]], list[str]]:
-    """Return the mapped logs' job moves into the site, and the roots not to publish."""
+) -> tuple[Iterator[tuple[Path, str]], list[str]]:
+    """Return the mapped logs' job moves into the site (made as taken), and the roots not to.
+
+    Those not to publish are jobs a worker wrote straight into the staging dir that are not
+    published after all (a duplicate that lost, or outside the retention).
+    """
     from sitegen.builder.mapstep import part_dir
 
-    moves: list[tuple[Path, str]] = []
-    # Jobs a worker wrote straight into the staging dir that are not published after all
-    # (a duplicate that lost, or outside the retention): they must not be.
-    unpublished: list[str] = []
-    for n, done in fresh.items():
-        source = part_dir(staging, n) if done.parted else staging
-        if on_site(n) and done.roots:
-            moves.extend((source / root, root) for root in done.roots)
-        elif source == staging:
-            unpublished.extend(done.roots)
-    return moves, unpublished
+    unpublished = [
+        root
+        for n, done in fresh.items()
+        if not (on_site(n) and done.roots) and not done.parted
+        for root in done.roots
+    ]
+
+    def moves() -> Iterator[tuple[Path, str]]:
+        # One at a time: a full build of 100,000 jobs moves 300,000 directories.
+        for n, done in fresh.items():
+            if on_site(n) and done.roots:
+                source = part_dir(staging, n) if done.parted else staging
+                for root in done.roots:
+                    yield source / root, root
+
+    return moves(), unpublished
 
 
 def _gone_roots(run: _Run, state: State, changed: set[str]) -> set[str]:

@@ -109,8 +109,8 @@ def patch_pages(
 ) -> set[int]:
     """Splice the run context into pages this build wrote; return those that had no markers.
 
-    Each patched log's outcome is recorded in the state again, with the new context's
-    digest and its bytes, and ``fresh`` follows.
+    Each patched log's new context digest and bytes are recorded in the state, and ``fresh``
+    follows.
     """
     from sitegen.builder.mapstep import part_dir
 
@@ -133,9 +133,9 @@ def patch_pages(
         writer.write(rel, new)
         outcome.context_sha256 = context.sha256 if context else ""
         outcome.bytes += len(new) - len(old)
-        # A page that needs its context is of a published run: it stays flagged so (a later
-        # chunk may read it as the baseline of another run).
-        state.put(log.key, log.size, log.mtime_ns, outcome, published=True)
+        # Its published flag stays as selection set it (a later chunk may read this run as
+        # the baseline of another).
+        state.set_context(log.key, outcome)
         fresh[n] = done._replace(bytes=outcome.bytes, context_sha256=outcome.context_sha256)
     return unpatched
 

@@ -284,7 +284,7 @@ class Publication:
         for parent in parents:
             os.makedirs(self.staging / parent, exist_ok=True)
 
-    def arrange(self, moves: list[tuple[Path, str]], unpublished: list[str]) -> None:
+    def arrange(self, moves: Iterable[tuple[Path, str]], unpublished: list[str]) -> None:
         """Full build: put each job in place and leave out the unpublished ones.
 
         Jobs a worker wrote into a part directory (a second log with the same id) move into
@@ -308,7 +308,7 @@ class Publication:
 
     def update(
         self,
-        jobs: list[tuple[Path, str]],
+        jobs: Iterable[tuple[Path, str]],
         listing: list[str],
         remove: list[str],
         finish: Callable[[], None],
