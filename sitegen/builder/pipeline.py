@@ -1,8 +1,9 @@
 """The build pipeline: a map over independent logs, a small reduce, an atomic publish.
 
-Each step is its own function: plan what the state lets us reuse, stop early when nothing
-changed, map the changed logs, select what the site keeps, map the logs that selection
-newly publishes, record it all in the state, reduce, and publish. Only ``sitegen.publish``
+Each step is its own function: stop early when nothing changed, plan which logs to map
+(new, changed, or with a changed note) from the state's identities, map them, select what the
+site keeps by query (``selection``), map the logs that selection newly publishes, record it all
+in the state, reduce, and publish. Only ``sitegen.publish``
 touches the staging and output trees.
 """
 
