@@ -121,11 +121,6 @@ class Known(NamedTuple):
     raw_bytes: int
 
     @property
-    def file(self) -> str:
-        """Return the log's key: the name selection gives a log (as a pick's ``file``)."""
-        return self.key
-
-    @property
     def roots(self) -> list[str]:
         """Return the job directories this log published (or would publish)."""
         return self.roots_text.split("\n") if self.roots_text else []
@@ -508,7 +503,7 @@ class State:
     def summaries(self, job_ids: Sequence[str]) -> dict[str, JobSummary]:
         """Return the published summaries of the given jobs."""
         found: dict[str, JobSummary] = {}
-        for chunk in _chunks(list(job_ids)):
+        for chunk in _chunks(job_ids):
             rows = self.db.execute(
                 f"SELECT job_id, summary FROM log JOIN blob USING (key) "
                 f"WHERE published AND job_id IN ({_marks(chunk)})",

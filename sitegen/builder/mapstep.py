@@ -179,7 +179,7 @@ def process_log(
 
 
 def _process_star(args: Task) -> tuple[LogOutcome, bool]:
-    """Unpack arguments for ``ProcessPoolExecutor.map``."""
+    """Unpack one log's arguments (``Task``) for ``process_log`` in a worker."""
     return process_log(*args)
 
 

@@ -528,7 +528,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         contexts = trend_hooks.full_contexts(state, {n: keys[n] for n in again if n in keys})
         redone = [(n, run.logs[n]) for n in again]
         map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
-        moves, unpublished = _moves(run, fresh, on_site, staging)
+        moves, unpublished = _moves(fresh, on_site, staging)
         writer = SiteWriter(staging, fresh=True)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
@@ -631,7 +631,7 @@ def _flag_selection(
 
 
 def _moves(
-    run: _Run, fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path
+    fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path
 ) -> tuple[Iterator[tuple[Path, str]], list[str]]:
     """Return the mapped logs' job moves into the site (made as taken), and the roots not to.
 

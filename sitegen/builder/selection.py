@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from sitegen.builder.manifest import State
 from sitegen.builder.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
-from sitegen.model import Problem, ProblemKind
+from sitegen.eventlog.classify import duplicate_problem
+from sitegen.model import Problem
 
 
 @dataclass
@@ -127,16 +128,7 @@ def _losers(state: State) -> dict[str, Problem]:
         if winner is None or winner[0] != job_id:
             winner = (job_id, completed_at, key)  # latest completion; among equals, first name
             continue
-        if winner[1] > completed_at:
-            why = "completed later"
-        else:
-            why = "completed at the same time and comes first by name"
-        losers[key] = Problem(
-            ProblemKind.DUPLICATE_ID,
-            key,
-            f"job id {job_id!r} is also in {winner[2]}, which {why}; this log was not published",
-            job_id=job_id,
-        )
+        losers[key] = duplicate_problem(job_id, key, winner[2], winner[1] > completed_at)
     return losers
 
 

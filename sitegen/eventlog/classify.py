@@ -96,15 +96,17 @@ def duplicates(candidates: Sequence[Claim | None]) -> dict[int, Problem]:
         group.sort(key=lambda item: (-item[1].completed_at, item[1].file))
         winner = group[0][1]
         for index, loser in group[1:]:
-            if winner.completed_at > loser.completed_at:
-                why = "completed later"
-            else:
-                why = "completed at the same time and comes first by name"
-            losers[index] = Problem(
-                ProblemKind.DUPLICATE_ID,
-                loser.file,
-                f"job id {job_id!r} is also in {winner.file}, which {why}; "
-                "this log was not published",
-                job_id=job_id,
-            )
+            later = winner.completed_at > loser.completed_at
+            losers[index] = duplicate_problem(job_id, loser.file, winner.file, later)
     return losers
+
+
+def duplicate_problem(job_id: str, loser: str, winner: str, later: bool) -> Problem:
+    """Return the problem of a log whose job id ``winner`` has (``later``: it completed later)."""
+    why = "completed later" if later else "completed at the same time and comes first by name"
+    return Problem(
+        ProblemKind.DUPLICATE_ID,
+        loser,
+        f"job id {job_id!r} is also in {winner}, which {why}; this log was not published",
+        job_id=job_id,
+    )

@@ -119,9 +119,8 @@ def discover(
                 size, mtime_ns = st.st_size, st.st_mtime_ns
                 found.append(make(log_dir, name, name_id, running, size, mtime_ns, name))
             else:
-                path = f"{os.fspath(log_dir)}/{name}"
                 found.append(
-                    _irregular(log_dir, path, name_id, running, st.st_mode, roots, follow_links)
+                    _irregular(log_dir, name, name_id, running, st.st_mode, roots, follow_links)
                 )
     finally:
         os.close(fd)
@@ -130,7 +129,7 @@ def discover(
 
 def _irregular(
     log_dir: Path,
-    path: str,
+    name: str,
     name_id: str,
     running: bool,
     mode: int,
@@ -138,7 +137,7 @@ def _irregular(
     follow_links: bool,
 ) -> LogFile:
     """Return the entry of a log that is a link or not a regular file (with why it is skipped)."""
-    name = os.path.basename(path)
+    path = f"{os.fspath(log_dir)}/{name}"
     link = stat.S_ISLNK(mode)
     try:
         st = os.stat(path)  # a link's target; else the file again, for its numbers
