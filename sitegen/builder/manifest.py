@@ -512,12 +512,10 @@ class State:
             found.update((job_id, _decode_summary(blob)) for job_id, blob in rows)
         return found
 
-    def jobs_json(self) -> bytes:
-        """Return ``/api/jobs``: the stored elements, newest first, joined as one array."""
-        rows = self.db.execute(
-            "SELECT listed FROM log WHERE published ORDER BY start_time DESC, job_id"
-        )
-        return b"[" + b",".join(blob for (blob,) in rows) + b"]"
+    def jobs_json(self) -> Iterator[bytes]:
+        """Yield ``/api/jobs`` in pieces: the stored elements, newest first, as one array."""
+        query = "SELECT listed FROM log WHERE published ORDER BY start_time DESC, job_id"
+        return _json_array(self.db.execute(query))
 
     def totals(self) -> tuple[dict[str, int], int, int]:
         """Return published jobs by status, and their task attempts and failed ones."""
@@ -707,10 +705,9 @@ class State:
             api = b",".join(blob for (blob,) in rows)
             self.db.execute("INSERT INTO list_day VALUES (?, ?, ?)", (day, data, api))
 
-    def jobs_json_by_day(self) -> bytes:
-        """Return ``/api/jobs`` from the days' stored elements (the site has an archive)."""
-        rows = self.db.execute("SELECT api FROM list_day ORDER BY day DESC")
-        return b"[" + b",".join(api for (api,) in rows) + b"]"
+    def jobs_json_by_day(self) -> Iterator[bytes]:
+        """Yield ``/api/jobs`` from the days' stored elements (the site has an archive)."""
+        return _json_array(self.db.execute("SELECT api FROM list_day ORDER BY day DESC"))
 
     def list_pages(self) -> dict[str, str]:
         """Return each listing page's name and the signature of what it was rendered from."""
@@ -722,6 +719,16 @@ class State:
         self.db.executemany("DELETE FROM list_page WHERE name = ?", gone)
         changed = [(n, s) for n, s in pages.items() if before.get(n) != s]
         self.db.executemany("INSERT OR REPLACE INTO list_page VALUES (?, ?)", changed)
+
+
+def _json_array(rows: Iterable[tuple[bytes]]) -> Iterator[bytes]:
+    """Yield a JSON array of the rows' encoded elements, a row at a time."""
+    # Streamed to the file, never joined: at 100,000 jobs the array is 27 MB, and the list of
+    # its pieces and the joined copy were the largest allocation of a full build's reduce.
+    yield b"["
+    for n, (element,) in enumerate(rows):
+        yield b"," + element if n else element
+    yield b"]"
 
 
 def open_published(output: Path) -> State | None:

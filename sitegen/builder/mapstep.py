@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Protocol, overload
 
@@ -104,6 +105,11 @@ def root_parents(pages: PageRenderer) -> set[str]:
     return {str(API_JOBS_DIR), *pages.job_dirs_parents()}
 
 
+def job_roots(pages: PageRenderer, job_id: str) -> list[str]:
+    """Return the directories one job's files are in (its API directory and its pages')."""
+    return [api_job_dir(job_id), *pages.job_dirs(job_id)]
+
+
 def part_dir(staging: Path, n: int) -> Path:
     """Return the part directory of the ``n``-th log, for a job whose directories were taken."""
     return staging / PARTS_DIR / str(n)
@@ -154,7 +160,7 @@ def process_log(
     job_id = verdict.job_id
     summary = summarize(read, outcome.file)
     summary.log_bytes = log.size
-    roots = [api_job_dir(job_id), *pages.job_dirs(job_id)]
+    roots = job_roots(pages, job_id)
     target = _claim(staging, roots, part)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
     for rel, data in api.job_files(job_id, read.job_end):
@@ -231,16 +237,18 @@ def map_logs(
     on_result: Callable[[int, LogOutcome, bool], None],
     progress: Progress | None = None,
     contexts: Mapping[int, RunContext] | None = None,
+    pool: Executor | None = None,
 ) -> None:
     """Run the map step over ``(index, log)`` pairs, in parallel when it pays.
 
     Hands each log's outcome to ``on_result`` as it arrives, with whether the log was
     written to its part directory (``part_dir``) rather than straight into the staging
     dir: the caller records it and keeps only what it needs, not every outcome.
-    ``contexts`` holds the run context of the logs that have one, by index.
+    ``contexts`` holds the run context of the logs that have one, by index; ``pool`` is
+    workers started earlier (else a pool is made when it pays).
     """
     tasks = _Tasks(logs, staging, pages, contexts or {})
-    with pool_map(_process_star, tasks, workers) as outcomes:
+    with pool_map(_process_star, tasks, workers, pool) as outcomes:
         for (n, _), (outcome, parted) in zip(logs, outcomes, strict=True):
             on_result(n, outcome, parted)
             if progress:

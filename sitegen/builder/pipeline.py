@@ -17,11 +17,13 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder import gcpause, guard, manifest, selection
+from sitegen.builder import gcpause, guard, manifest, parallel, selection
 from sitegen.builder.manifest import DAY_MS, Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age
@@ -37,6 +39,7 @@ from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
     from sitegen.builder.mapstep import Progress
+    from sitegen.diagnose.recurring import ContextKey
     from sitegen.publish.archive import ArchiveResult
     from sitegen.render.pages import PageRenderer
 
@@ -234,7 +237,10 @@ def build(
     check_paths(options)
     try:
         with exclusive(options.output, on_wait), gcpause.freezer() as freeze:
-            return _build(options, progress, freeze)
+            # A build with no state to go on maps every log: fork its workers first.
+            first = options.clean or not (options.output / MANIFEST_NAME).is_file()
+            with parallel.early_pool(options.workers) if first else nullcontext() as pool:
+                return _build(options, progress, freeze, pool)
     except OSError as exc:
         # A full or read-only disk, or permissions: say what and where, not a traceback.
         # The staging dir is gone by now; the published site is as it was, or (failing
@@ -266,6 +272,8 @@ class _Run:
     # The logs the state holds that are gone, and those only touched (same bytes, new time).
     gone: list[str] = field(default_factory=list)
     moved: list[tuple[str, int]] = field(default_factory=list)
+    # Workers forked before the logs were listed (a build with no state), else None.
+    pool: Executor | None = None
 
     @functools.cached_property
     def identities(self) -> str:
@@ -274,9 +282,15 @@ class _Run:
 
 
 def _build(
-    options: BuildOptions, progress: Progress | None, freeze: Callable[[], None]
+    options: BuildOptions,
+    progress: Progress | None,
+    freeze: Callable[[], None],
+    pool: Executor | None = None,
 ) -> BuildReport:
-    """Build and publish the site; ``freeze`` hides what is alive from the collector."""
+    """Build and publish the site; ``freeze`` hides what is alive from the collector.
+
+    ``pool``: the map step's workers, when they were started before the logs were listed.
+    """
     started = time.perf_counter()
     if options.archive is not None:
         from sitegen.publish.archive import check_archive_path  # tarfile, zipfile: when asked
@@ -287,19 +301,19 @@ def _build(
     lean = None
     if options.max_site_size is not None and options.raw_logs:
         lean = dataclasses.replace(options, raw_logs=False)
-    run = _start(options, lean, started, freeze)
+    run = _start(options, lean, started, freeze, pool)
     try:
         report = _run(run, progress, freeze)
     except _LeanerSite:
         assert lean is not None
-        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze)
+        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, pool)
         report = _run(run, progress, freeze)
     except manifest.DAMAGE:
         if run.state is None:
             raise  # the state this build was writing: not damage, a real error
         # The published state is damaged where this build read it: build afresh (its
         # transaction rolled back; a full build swaps in a whole new site and state).
-        run = _start(dataclasses.replace(run.options, clean=True), None, started, freeze)
+        run = _start(dataclasses.replace(run.options, clean=True), None, started, freeze, pool)
         report = _run(run, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.archive = _archive(options, run.stamp)
@@ -311,6 +325,7 @@ def _start(
     lean: BuildOptions | None,
     started: float,
     freeze: Callable[[], None],
+    pool: Executor | None,
 ) -> _Run:
     """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
@@ -321,6 +336,7 @@ def _start(
         NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
         manifest.fingerprint(options, sources, RUN_OPTIONS),
         started,
+        pool=pool,
     )
     # Sweep what killed builds left (every build, a no-op too), refuse replacing by mistake.
     guard.before_build(options, run.logs)
@@ -486,14 +502,13 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state.put(log.key, log.size, log.mtime_ns, outcome, published=on_site(n))
             fresh[n] = Fresh(
                 None if full else Pick.of(outcome),  # for _touched: a full build touches all
-                outcome.roots,
+                outcome.summary.job_id if outcome.roots and outcome.summary else None,
                 outcome.files,
                 outcome.bytes,
                 parted,
-                outcome.context_sha256,
             )
 
-        map_logs(todo, staging, pages, options.workers, record, progress)
+        map_logs(todo, staging, pages, options.workers, record, progress, pool=run.pool)
         chosen = select(state, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
@@ -508,28 +523,36 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         # columns; render again each job page whose run context changed.
         changed = _flag_selection(run, state, fresh, chosen, index)
         names, days = (state.published_names(), set()) if full else _touched(run, fresh, changed)
-        found = trend_hooks.update_trends(state, names)
-        outdated = {index[key] for key in found.stale} - late
-        keys = {index[key]: k for key, k in found.keys.items() if k is not None}
-        written = sorted(outdated & fresh.keys())
-        # Pages this build wrote get the context spliced in, a chunk at a time: a clean build
-        # patches every recurring run, and their baselines' summaries at once would be most
-        # of its memory. Pages already published are rendered again.
-        unpatched: set[int] = set()
-        for start in range(0, len(written), CONTEXT_CHUNK):
-            chunk = written[start : start + CONTEXT_CHUNK]
-            contexts = trend_hooks.full_contexts(state, {n: keys[n] for n in chunk if n in keys})
-            unpatched |= trend_hooks.patch_pages(
-                pages, staging, state, run.logs, chunk, fresh, contexts
-            )
-        trend_hooks.discard_renders(staging, unpatched, fresh)
-        redo = (outdated - set(written)) | unpatched
-        again = sorted(late | redo)
-        contexts = trend_hooks.full_contexts(state, {n: keys[n] for n in again if n in keys})
-        redone = [(n, run.logs[n]) for n in again]
-        map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
-        moves, unpublished = _moves(fresh, on_site, staging)
+        # Pages this build wrote get the new run context spliced in, a chunk at a time; pages
+        # already published (and newly published ones, ``late``) are rendered again.
         writer = SiteWriter(staging, fresh=True)
+        pending: dict[int, ContextKey | None] = {}  # written pages to splice, with their key
+        again: dict[int, ContextKey | None] = dict.fromkeys(late)  # to render again
+
+        def splice() -> None:
+            contexts = trend_hooks.full_contexts(state, _some(pending))
+            unpatched = trend_hooks.patch_pages(
+                pages, staging, state, run.logs, pending, fresh, contexts
+            )
+            trend_hooks.discard_renders(pages, staging, unpatched, fresh)
+            again.update((n, pending[n]) for n in unpatched)
+            pending.clear()
+
+        for update in trend_hooks.update_trends(state, names, pages, writer):
+            days |= update.days
+            for key, context_key, stale in update.runs:
+                n = index[key]
+                if n in late:
+                    again[n] = context_key
+                elif stale:
+                    (pending if n in fresh else again)[n] = context_key
+            if len(pending) >= CONTEXT_CHUNK:
+                splice()
+        splice()
+        contexts = trend_hooks.full_contexts(state, _some(again))
+        redone = [(n, run.logs[n]) for n in sorted(again)]
+        map_logs(redone, staging, pages, options.workers, record, contexts=contexts, pool=run.pool)
+        moves, unpublished = _moves(fresh, on_site, staging, pages)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
         site_files = reduce(
@@ -539,8 +562,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             report.running,
             report.problems,
             run.stamp,
-            found.trends,
-            days | found.days,
+            days,
         )
         if full:
             publication.arrange(moves, unpublished)
@@ -569,6 +591,11 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
     return report
 
 
+def _some(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:
+    """Return the keys that are not None (a run alone of its name has no context)."""
+    return {n: key for n, key in keys.items() if key is not None}
+
+
 def _renderer(run: _Run) -> PageRenderer:
     """Return the page renderer for this build, its per-job templates compiled."""
     from sitegen.render.pages import PageRenderer
@@ -592,14 +619,15 @@ def _renderer(run: _Run) -> PageRenderer:
 class Fresh(NamedTuple):
     """What the build keeps of a log it mapped (its outcome went into the state)."""
 
+    # A full build keeps this of every log: its directories are made from the job id when
+    # moved (mapstep.job_roots), not kept as a list (half of this tuple's memory).
     pick: Pick | None
-    roots: list[str]
+    # The job whose directories the log's files are in (None: it wrote none).
+    job_id: str | None
     files: int
     bytes: int
     # Written into its part directory: another log had claimed the job's directories.
     parted: bool
-    # Of the run context its job page was rendered with ("" for none).
-    context_sha256: str
 
 
 def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set[str], set[int]]:
@@ -631,28 +659,28 @@ def _flag_selection(
 
 
 def _moves(
-    fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path
+    fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path, pages: PageRenderer
 ) -> tuple[Iterator[tuple[Path, str]], list[str]]:
     """Return the mapped logs' job moves into the site (made as taken), and the roots not to.
 
     Those not to publish are jobs a worker wrote straight into the staging dir that are not
     published after all (a duplicate that lost, or outside the retention).
     """
-    from sitegen.builder.mapstep import part_dir
+    from sitegen.builder.mapstep import job_roots, part_dir
 
     unpublished = [
         root
         for n, done in fresh.items()
-        if not (on_site(n) and done.roots) and not done.parted
-        for root in done.roots
+        if done.job_id is not None and not on_site(n) and not done.parted
+        for root in job_roots(pages, done.job_id)
     ]
 
     def moves() -> Iterator[tuple[Path, str]]:
         # One at a time: a full build of 100,000 jobs moves 300,000 directories.
         for n, done in fresh.items():
-            if on_site(n) and done.roots:
+            if done.job_id is not None and on_site(n):
                 source = part_dir(staging, n) if done.parted else staging
-                for root in done.roots:
+                for root in job_roots(pages, done.job_id):
                     yield source / root, root
 
     return moves(), unpublished

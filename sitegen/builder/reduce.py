@@ -14,7 +14,6 @@ from sitegen.builder.manifest import State
 from sitegen.builder.trend_hooks import regressed, stored_records
 from sitegen.diagnose import failures, insights
 from sitegen.diagnose.finding import Finding
-from sitegen.diagnose.recurring import NameTrend
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish import hosting
 from sitegen.publish.writer import SiteWriter
@@ -40,13 +39,12 @@ def reduce(
     running: list[RunningJob],
     problems: list[Problem],
     stamp: float,
-    touched: list[NameTrend],
     days: set[int],
 ) -> set[str]:
     """Write the site-wide files that changed; return every site-wide file the site holds.
 
-    ``touched`` holds the trends of the job names whose runs this build changed, ``days``
-    the UTC days (``start_time // DAY_MS``) whose jobs or their regressions changed.
+    ``days`` holds the UTC days (``start_time // DAY_MS``) whose jobs or their regressions
+    changed. The pages of the names whose runs changed are written already (trend_hooks).
     """
     records = stored_records(state)
     extra = regressed(records)
@@ -59,11 +57,11 @@ def reduce(
     pages.front_page(writer, newest, by_status, len(running), len(problems), older, extra)
     # With an archive, every published job is in one day's record: the array is theirs.
     jobs = state.jobs_json_by_day() if older is not None else state.jobs_json()
-    for rel, data in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
-        writer.write(rel, data)
+    for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
+        writer.write_chunks(rel, chunks)
     pages.executors_page(writer, _executors(state))
     pages.site_pages(writer, running, problems)
-    held |= _trends(state, writer, pages, touched, records, extra, before, signatures)
+    held |= _trends(state, writer, pages, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
         writer.write(name, text.encode())
     state.set_list_pages(signatures, before)
@@ -76,7 +74,6 @@ def _trends(
     state: State,
     writer: SiteWriter,
     pages: PageRenderer,
-    touched: list[NameTrend],
     records: list[trend_pages.NameRecord],
     extra: Mapping[str, Finding],
     before: Mapping[str, str],
@@ -88,9 +85,6 @@ def _trends(
     again only when a job worth a look (or a regression) came, went or changed.
     """
     trend_pages.write_names(pages, writer, records)
-    for trend in touched:
-        shown = [r.job_id for r in trend_pages.newest_runs(trend)]
-        trend_pages.write_name_page(pages, writer, trend, state.summaries(shown))
     files = {str(urls.name_page(r.entry.name)) for r in records}
     files.update(str(p) for p in (urls.FAILURES, urls.FAILURES_JSON, urls.INSIGHTS))
     # Each is rendered again only when what it is made from changed: failure rows came or
@@ -192,35 +186,45 @@ def _listing(
     for day in sorted(days):
         listing.refresh(day)
     order = sorted(listing.stored, reverse=True)
-    flat = [(day, page) for day in order for page in listing.stored[day].pages]
+    flat = [page.name for day in order for page in listing.stored[day].pages]
+    position = {name: n for n, name in enumerate(flat)}
     files: set[str] = set()
-    for n, (day, page) in enumerate(flat):
-        newer = flat[n - 1][1].name if n else None
-        older = flat[n + 1][1].name if n + 1 < len(flat) else None
-        key = f"page:{page.name}"
-        after[key] = signature(page.name, page.label, newer, older, page.jobs, page.flagged)
-        files.add(urls.list_page_file(page.name))
-        if before.get(key) != after[key]:
-            shown = next(p for p in listing.pages(day) if p.name == page.name)
-            pages.archive_page(writer, shown, _summaries(state, shown.jobs), newer, older, extra)
-    parts = [(day, name, digest) for day in order for name, digest in listing.stored[day].parts]
-    for day, name, digest in parts:
-        key = f"find:{name}"
-        after[key] = signature(name, digest)
-        files.add(urls.find_part_file(name))
-        if before.get(key) != after[key]:
-            part = next(p for p in listing.parts(day) if p.name == name)
-            writer.write(urls.find_part(name), find_index(_summaries(state, part.jobs)))
-    names = [name for _, name, _ in parts]
+    names: list[str] = []
+    # The front page shows the newest PAGE_CAPACITY jobs; "older" is the page of the next one.
+    next_job = state.nth_newest(PAGE_CAPACITY)
+    assert next_job is not None
+    older_id, older_day = next_job
+    # A day at a time, its computed pages dropped when done: a full build computes every
+    # day, and holding them all (each job's row) was a large part of its memory.
+    for day in order:
+        stored = listing.stored[day]
+        for page in stored.pages:
+            n = position[page.name]
+            newer = flat[n - 1] if n else None
+            older = flat[n + 1] if n + 1 < len(flat) else None
+            key = f"page:{page.name}"
+            after[key] = signature(page.name, page.label, newer, older, page.jobs, page.flagged)
+            files.add(urls.list_page_file(page.name))
+            if before.get(key) != after[key]:
+                shown = next(p for p in listing.pages(day) if p.name == page.name)
+                jobs = _summaries(state, shown.jobs)
+                pages.archive_page(writer, shown, jobs, newer, older, extra)
+        for name, digest in stored.parts:
+            key = f"find:{name}"
+            after[key] = signature(name, digest)
+            files.add(urls.find_part_file(name))
+            names.append(name)
+            if before.get(key) != after[key]:
+                part = next(p for p in listing.parts(day) if p.name == name)
+                writer.write(urls.find_part(name), find_index(_summaries(state, part.jobs)))
+        if day != older_day:
+            listing.computed.pop(day, None)
     after["parts"] = signature(names)
     files.add(str(urls.FIND_INDEX))
     if before.get("parts") != after["parts"]:
         writer.write(urls.FIND_INDEX, find_parts(names))
-    # The front page shows the newest PAGE_CAPACITY jobs; "older" is the page of the next one.
-    next_job = state.nth_newest(PAGE_CAPACITY)
-    assert next_job is not None
-    job_id, day = next_job
-    older_page = next(p.name for p in listing.pages(day) if any(j[0] == job_id for j in p.jobs))
+    pages_of_day = listing.pages(older_day)
+    older_page = next(p.name for p in pages_of_day if any(j[0] == older_id for j in p.jobs))
     return files, older_page
 
 

@@ -14,16 +14,16 @@ again. The runs themselves come from the state's summaries, not from summaries h
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.builder.manifest import DAY_MS, State
 from sitegen.diagnose import recurring
 from sitegen.diagnose.finding import Finding
-from sitegen.diagnose.recurring import ContextKey, NameTrend, RunContext
+from sitegen.diagnose.recurring import ContextKey, RunContext
 from sitegen.publish.writer import SiteWriter
-from sitegen.render import urls
+from sitegen.render import trend_pages, urls
 from sitegen.render.pages import PageRenderer
 from sitegen.render.trend_pages import NameRecord, decode_record, encode_record, name_record
 
@@ -35,21 +35,24 @@ BEGIN = b"<!--sitegen:runs-->"
 END = b"<!--/sitegen:runs-->"
 
 
-class Contexts(NamedTuple):
-    """What recomputing the touched names' trends found, by log key."""
+class NameUpdate(NamedTuple):
+    """What recomputing one touched name's trend found."""
 
-    # Every run of a touched name: its context key (None: the name has one run).
-    keys: dict[str, ContextKey | None]
-    # The runs whose page was rendered with another context than their key's.
-    stale: set[str]
-    trends: list[NameTrend]
+    # Each published run: its log key, its context key (None: the name has one run), and
+    # whether its page was rendered with another context than that key's.
+    runs: list[tuple[str, ContextKey | None, bool]]
     # The UTC days of the runs whose regression finding came, went or changed.
     days: set[int]
 
 
-def update_trends(state: State, names: Iterable[str]) -> Contexts:
-    """Recompute the trends of ``names`` from the state's published runs and record them."""
-    found = Contexts({}, set(), [], set())
+def update_trends(
+    state: State, names: Iterable[str], pages: PageRenderer, writer: SiteWriter
+) -> Iterator[NameUpdate]:
+    """Recompute the trends of ``names`` from the state's runs; record them, write their pages.
+
+    One name at a time: a clean build retrends every name, and holding every run of every
+    name (with each run's context key) was the largest part of its memory.
+    """
     wanted = sorted(set(names))
     before = {r.entry.name: r.regressions for r in stored_records(state, wanted)}
     for name in wanted:
@@ -59,17 +62,17 @@ def update_trends(state: State, names: Iterable[str]) -> Contexts:
             continue
         trend = recurring.trend(name, [r for r, _, _ in rows])
         keys = recurring.context_keys(trend)
-        old = before.get(name, {})
+        old = before.pop(name, {})
+        update = NameUpdate([], set())
         for run, log_key, rendered in rows:
             key = keys.get(run.job_id)
-            found.keys[log_key] = key
-            if rendered != (key.sha256 if key else ""):
-                found.stale.add(log_key)
+            update.runs.append((log_key, key, rendered != (key.sha256 if key else "")))
             if old.get(run.job_id) != trend.regressions.get(run.job_id):
-                found.days.add(run.start_time // DAY_MS)
+                update.days.add(run.start_time // DAY_MS)
         state.set_name_trend(name, len(rows), encode_record(name_record(trend)))
-        found.trends.append(trend)
-    return found
+        shown = [r.job_id for r in trend_pages.newest_runs(trend)]
+        trend_pages.write_name_page(pages, writer, trend, state.summaries(shown))
+        yield update
 
 
 def full_contexts(state: State, keys: Mapping[int, ContextKey]) -> dict[int, RunContext]:
@@ -136,20 +139,22 @@ def patch_pages(
         # Its published flag stays as selection set it (a later chunk may read this run as
         # the baseline of another).
         state.set_context(log.key, outcome)
-        fresh[n] = done._replace(bytes=outcome.bytes, context_sha256=outcome.context_sha256)
+        fresh[n] = done._replace(bytes=outcome.bytes)
     return unpatched
 
 
-def discard_renders(staging: Path, logs: Iterable[int], fresh: dict[int, Fresh]) -> None:
+def discard_renders(
+    pages: PageRenderer, staging: Path, logs: Iterable[int], fresh: dict[int, Fresh]
+) -> None:
     """Remove what this build's map step wrote for ``logs``, to render them again."""
-    from sitegen.builder.mapstep import part_dir
+    from sitegen.builder.mapstep import job_roots, part_dir
 
     for n in logs:
         done = fresh.pop(n)
         if done.parted:
             shutil.rmtree(part_dir(staging, n))
-        else:
-            for root in done.roots:
+        elif done.job_id is not None:
+            for root in job_roots(pages, done.job_id):
                 shutil.rmtree(staging / root)
 
 

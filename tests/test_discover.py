@@ -1,0 +1,102 @@
+"""Discovery in two processes lists exactly what one process lists, and falls back safely."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from sitegen.eventlog import discover as discovery
+from sitegen.eventlog.discover import LogFile, discover
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the parallel stat is Linux-only")
+
+
+def _mixed_dir(tmp_path: Path) -> Path:
+    """Make a log dir with every kind of entry discovery tells apart."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(9):
+        (logs / f"job{n}.eventlog").write_bytes(b"x" * (n + 1))
+    (logs / "run.eventlog.running").write_bytes(b"partial")
+    (logs / "old.eventlog.gz").write_bytes(b"\x1f\x8b")
+    (logs / "notes.txt").write_text("not a log")
+    (logs / "dir.eventlog").mkdir()
+    os.mkfifo(logs / "fifo.eventlog")
+    (logs / "dangling.eventlog").symlink_to(logs / "missing")
+    (logs / "inside.eventlog").symlink_to(logs / "job1.eventlog")
+    outside = tmp_path / "outside.eventlog"
+    outside.write_bytes(b"y")
+    (logs / "outside.eventlog").symlink_to(outside)
+    return logs
+
+
+def _serial(logs: Path, monkeypatch: pytest.MonkeyPatch) -> list[LogFile]:
+    with monkeypatch.context() as m:
+        m.setattr(discovery, "PARALLEL_STAT", 10**9)
+        return discover(logs)
+
+
+def test_parallel_stat_lists_what_one_process_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = _mixed_dir(tmp_path)
+    serial = _serial(logs, monkeypatch)
+    forked: list[int] = []
+    start = discovery._StatChild.start
+
+    def spy(fd: int, names: list[str]) -> discovery._StatChild | None:
+        forked.append(len(names))
+        return start(fd, names)
+
+    monkeypatch.setattr(discovery, "PARALLEL_STAT", 2)
+    monkeypatch.setattr(discovery._StatChild, "start", staticmethod(spy))
+    parallel = discover(logs)
+    assert forked == [len(serial) - len(serial) // 2]  # the child took the second half
+    assert parallel == serial
+    by_name = {log.name: log for log in parallel}
+    assert by_name["job8.eventlog"].size == 9
+    assert by_name["fifo.eventlog"].skip and by_name["outside.eventlog"].skip
+    assert by_name["inside.eventlog"].size == 2 and not by_name["inside.eventlog"].skip
+    assert "notes.txt" not in by_name
+
+
+def test_a_failed_child_leaves_the_stat_to_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = _mixed_dir(tmp_path)
+    serial = _serial(logs, monkeypatch)
+
+    def broken(fd: int, names: list[str]) -> object:
+        raise OverflowError("a time past 2262")  # what the child meets on such a file
+
+    monkeypatch.setattr(discovery, "PARALLEL_STAT", 2)
+    monkeypatch.setattr(discovery, "_lstat_numbers", broken)
+    assert discover(logs) == serial
+
+
+def test_no_fork_when_it_is_refused_or_other_threads_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = _mixed_dir(tmp_path)
+    serial = _serial(logs, monkeypatch)
+    monkeypatch.setattr(discovery, "PARALLEL_STAT", 2)
+
+    def refuse() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "fork", refuse)
+        assert discover(logs) == serial
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not discovery._may_fork(10**6)
+    finally:
+        stop.set()
+        other.join()
+    assert discovery._may_fork(10**6)
