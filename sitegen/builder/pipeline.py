@@ -306,14 +306,15 @@ def _build(
         report = _run(run, progress, freeze)
     except _LeanerSite:
         assert lean is not None
-        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, pool)
+        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, run.pool)
         report = _run(run, progress, freeze)
     except manifest.DAMAGE:
         if run.state is None:
             raise  # the state this build was writing: not damage, a real error
         # The published state is damaged where this build read it: build afresh (its
         # transaction rolled back; a full build swaps in a whole new site and state).
-        run = _start(dataclasses.replace(run.options, clean=True), None, started, freeze, pool)
+        afresh = dataclasses.replace(run.options, clean=True)
+        run = _start(afresh, None, started, freeze, run.pool)
         report = _run(run, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.archive = _archive(options, run.stamp)
@@ -552,6 +553,9 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         contexts = trend_hooks.full_contexts(state, _some(again))
         redone = [(n, run.logs[n]) for n in sorted(again)]
         map_logs(redone, staging, pages, options.workers, record, contexts=contexts, pool=run.pool)
+        if run.pool is not None:
+            run.pool.shutdown()  # the map is done: the workers' memory goes before the reduce
+            run.pool = None
         moves, unpublished = _moves(fresh, on_site, staging, pages)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
