@@ -213,16 +213,23 @@ def test_a_no_op_reads_identities_not_the_state_whole(
 
     monkeypatch.setattr(manifest.State, "known", refuse)
     monkeypatch.setattr(pipeline, "select", refuse)
+    monkeypatch.setattr(manifest.State, "site_bytes", refuse)  # the size the build measured
     quick = build(BuildOptions(example_logs, site, max_jobs=20))
     assert quick.up_to_date and quick.rebuilt == 0
+    assert quick.site_bytes == full.site_bytes > 0
     # What it reports is what the build that selected said: the duplicate, the counts.
     assert quick.problems == full.problems
     assert any(p.kind == ProblemKind.DUPLICATE_ID for p in quick.problems)
     assert (quick.published, quick.retention_dropped) == (full.published, full.retention_dropped)
     assert quick.classifications == full.classifications
-    # Another limit selects again (not quick), whatever the logs.
+    # Another limit selects again (not quick), whatever the logs; its size is measured anew.
     monkeypatch.undo()
-    assert build(BuildOptions(example_logs, site, max_jobs=10)).published == 10
+    fewer = build(BuildOptions(example_logs, site, max_jobs=10))
+    assert fewer.published == 10 and fewer.site_bytes < full.site_bytes
+    assert build(BuildOptions(example_logs, site, max_jobs=10)).site_bytes == fewer.site_bytes
+    assert fewer.site_bytes == sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) - (
+        (site / MANIFEST_NAME).stat().st_size
+    )
 
 
 def test_the_identity_digest_changes_with_any_log_name_size_time_or_order() -> None:

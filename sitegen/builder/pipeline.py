@@ -17,7 +17,6 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,8 @@ from sitegen.render import urls
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from sitegen.builder.mapstep import Progress
     from sitegen.diagnose.recurring import ContextKey
     from sitegen.publish.archive import ArchiveResult
@@ -570,7 +571,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         )
         if full:
             publication.arrange(moves, unpublished)
-            report.site_bytes = state.site_bytes(staging)
+            report.site_bytes = state.record_site_bytes(staging)
             state.commit()
             state.close()
             publication.publish()
@@ -578,7 +579,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             gone = sorted(_gone_roots(run, state, changed) | (previous - site_files))
             listing = writer.written_names()
             replaced = publication.update(moves, listing, gone, finish=state.commit)
-            report.site_bytes = state.site_bytes(options.output)
+            report.site_bytes = state.record_site_bytes(options.output)
     except BaseException:
         if full and state is not None:
             state.close()
@@ -757,5 +758,5 @@ def _report(
         size_dropped=chosen.size_dropped,
     )
     if up_to_date:
-        report.site_bytes = state.site_bytes(run.options.output)
+        report.site_bytes = state.site_bytes_as_built(run.options.output)
     return report

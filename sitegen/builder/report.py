@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from sitegen.check import CheckReport
-from sitegen.diagnose.insights import all_findings
-from sitegen.diagnose.recurring import all_regressions
 from sitegen.model import Problem, ProblemKind, Severity, newest_first
 
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
     from sitegen.builder.pipeline import BuildReport
+    from sitegen.check import CheckReport
     from sitegen.diagnose.gate import Reason
 
 
@@ -152,6 +150,10 @@ def check_json(
 
     It holds every publishable job with its findings, and why ``--fail-on`` failed.
     """
+    # Here, not at the top: a build's report (a no-op's too) needs neither.
+    from sitegen.diagnose.insights import all_findings
+    from sitegen.diagnose.recurring import all_regressions
+
     regressed = all_regressions(report.jobs)
     by_kind = {str(kind): 0 for kind in ProblemKind}
     for p in report.problems:
