@@ -100,3 +100,27 @@ def test_no_fork_when_it_is_refused_or_other_threads_run(
         stop.set()
         other.join()
     assert discovery._may_fork(10**6)
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sitegen.cli import cli
+    from tests.logs import job_lines, write
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "good.eventlog", job_lines("good"))
+    raw = os.path.join(os.fsencode(logs), b"bad\xff.eventlog")
+    with open(raw, "wb") as f:
+        f.write(b"".join(job_lines("bad")))
+    by_key = {log.key: log for log in discover(logs)}
+    assert by_key["bad\\xff.eventlog"].skip.startswith("its file name is not valid UTF-8")
+    assert by_key["bad\\xff.eventlog"].path.exists()  # still opened by its real name
+    site = tmp_path / "site"
+    result = CliRunner().invoke(cli, ["build", "--event-log-dir", str(logs), "--output", str(site)])
+    assert result.exit_code == 0, result.output
+    assert "Published 1 jobs from 2 logs" in result.output
+    assert "unreadable: bad\\xff.eventlog: its file name is not valid UTF-8" in result.output
+    assert "bad\\xff.eventlog" in (site / "problems" / "index.html").read_text()
+    assert os.path.exists(raw)  # never touched

@@ -123,7 +123,30 @@ def discover(
             found += _with_numbers(log_dir, candidates[cut:], numbers, roots, follow_links)
     finally:
         os.close(fd)
+    if not all(name.isascii() for name, _, _ in candidates):
+        found = [_undecodable(log) if not log.name.isascii() else log for log in found]
     return found
+
+
+def _undecodable(log: LogFile) -> LogFile:
+    """Return the entry of a log whose file name is not UTF-8 as one that is not read."""
+    try:
+        log.name.encode("utf-8")
+        return log
+    except UnicodeEncodeError:
+        pass
+
+    # Its name can be neither stored nor shown: reports, pages and the state name it with
+    # its undecodable bytes as \xNN escapes (file names are operators' text, not users').
+    def shown(text: str) -> str:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+    return msgspec.structs.replace(
+        log,
+        name_id=shown(log.name_id),
+        key=shown(log.key),
+        skip="its file name is not valid UTF-8: rename it to read it",
+    )
 
 
 # Candidates from which a forked child stats half of them (Linux, no other thread running).
