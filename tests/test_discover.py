@@ -124,3 +124,25 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) ->
     assert "unreadable: bad\\xff.eventlog: its file name is not valid UTF-8" in result.output
     assert "bad\\xff.eventlog" in (site / "problems" / "index.html").read_text()
     assert os.path.exists(raw)  # never touched
+
+
+def test_a_log_touched_past_2262_builds_and_then_is_a_no_op(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitegen.builder.pipeline import BuildOptions, build
+    from tests.logs import job_lines, write
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a", "b", "c"):
+        write(logs / f"{name}.eventlog", job_lines(name))
+    future = 10_413_792_000 * 10**9  # 2300-01-01: more nanoseconds than 64 bits hold
+    os.utime(logs / "b.eventlog", ns=(future, future))
+    serial = _serial(logs, monkeypatch)
+    assert [log.mtime_ns for log in serial][1] == discovery.MAX_NS
+    monkeypatch.setattr(discovery, "PARALLEL_STAT", 2)
+    assert discover(logs) == serial  # the child clamps it alike
+    monkeypatch.undo()
+    site = tmp_path / "site"
+    assert build(BuildOptions(logs, site)).published == 3
+    assert build(BuildOptions(logs, site)).up_to_date

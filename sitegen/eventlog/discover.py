@@ -149,6 +149,16 @@ def _undecodable(log: LogFile) -> LogFile:
     )
 
 
+# What 64 bits of nanoseconds hold (the years 1677 to 2262), as the state stores times.
+MIN_NS, MAX_NS = -(2**63), 2**63 - 1
+
+
+def _clamped(mtime_ns: int) -> int:
+    """Return a modification time within 64 bits (a touch to the year 2300 is possible)."""
+    # Past 2262 a log's time no longer tells it changed; its size still does.
+    return min(max(mtime_ns, MIN_NS), MAX_NS)
+
+
 # Candidates from which a forked child stats half of them (Linux, no other thread running).
 PARALLEL_STAT = 20_000
 Candidate = tuple[str, str, bool]  # file name, job id from it, running?
@@ -174,7 +184,10 @@ def _stat_each(
             found.append(make(log_dir, name, name_id, running, 0, 0, name))
             continue
         if regular(st.st_mode):
-            found.append(make(log_dir, name, name_id, running, st.st_size, st.st_mtime_ns, name))
+            mtime_ns = st.st_mtime_ns
+            if not MIN_NS <= mtime_ns <= MAX_NS:
+                mtime_ns = _clamped(mtime_ns)
+            found.append(make(log_dir, name, name_id, running, st.st_size, mtime_ns, name))
         else:
             found.append(_irregular(log_dir, name, name_id, running, st.st_mode, roots, follow))
     return found
@@ -259,8 +272,7 @@ def _lstat_numbers(fd: int, names: Sequence[str]) -> array[int]:
         except OSError:
             extend((-1, 0, 0))
             continue
-        # A time past 2262 overflows: the child fails and the parent stats these itself.
-        extend((st.st_mode, st.st_size, st.st_mtime_ns))
+        extend((st.st_mode, st.st_size, _clamped(st.st_mtime_ns)))
     return numbers
 
 
@@ -280,7 +292,7 @@ def _irregular(
         st = os.stat(path)  # a link's target; else the file again, for its numbers
     except OSError:
         return LogFile(log_dir, name, name_id, running, 0, 0, name)
-    size, mtime_ns = st.st_size, st.st_mtime_ns
+    size, mtime_ns = st.st_size, _clamped(st.st_mtime_ns)
     skip = ""
     if link or not stat.S_ISREG(st.st_mode):
         skip = skip_reason(path, link, roots, follow_links) or ""
