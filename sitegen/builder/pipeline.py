@@ -512,6 +512,11 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             )
 
         map_logs(todo, staging, pages, options.workers, record, progress, pool=run.pool)
+        if run.pool is not None:
+            # Idle workers through selection and the trends would count with what this
+            # process holds now; the few logs rendered again below rarely need a pool.
+            run.pool.shutdown()
+            run.pool = None
         chosen = select(state, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
@@ -554,10 +559,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         splice()
         contexts = trend_hooks.full_contexts(state, _some(again))
         redone = [(n, run.logs[n]) for n in sorted(again)]
-        map_logs(redone, staging, pages, options.workers, record, contexts=contexts, pool=run.pool)
-        if run.pool is not None:
-            run.pool.shutdown()  # the map is done: the workers' memory goes before the reduce
-            run.pool = None
+        map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
         moves, unpublished = _moves(fresh, on_site, staging, pages)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
