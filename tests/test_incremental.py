@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitegen.builder import manifest, pipeline
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
@@ -477,3 +479,48 @@ def test_listing_pages_do_not_shift(tmp_path: Path) -> None:
         # Its page and its day's find part; under retention also the oldest page and its
         # part: at most 4 listing files, however many jobs there are.
         assert len(changed) <= 4, (step.__name__, changed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.text("abcé/", min_size=1, max_size=4),
+        st.tuples(st.integers(0, 3), st.integers(-2, 2)),
+        max_size=12,
+    ),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "drop", "size", "time"]),
+            st.text("abcé/", min_size=1, max_size=4),
+        ),
+        max_size=6,
+    ),
+    st.booleans(),
+)
+def test_changed_logs_agrees_with_comparing_every_identity(
+    stored: dict[str, tuple[int, int]], edits: list[tuple[str, str]], shuffled: bool
+) -> None:
+    from sitegen.eventlog.discover import LogFile
+
+    now = dict(stored)
+    for edit, key in edits:
+        if edit == "add":
+            now.setdefault(key, (7, 7))
+        elif edit == "drop":
+            now.pop(key, None)
+        elif key in now:
+            size, mtime = now[key]
+            now[key] = (size + 1, mtime) if edit == "size" else (size, mtime + 1)
+    order = sorted(now, reverse=shuffled)  # several dirs list their logs in another order
+    logs = [LogFile(Path("d"), k, k, False, now[k][0], now[k][1], k) for k in order]
+    keys = sorted(stored)
+    identities = manifest.Identities(
+        keys, ",".join(str(stored[k][0]) for k in keys), ",".join(str(stored[k][1]) for k in keys)
+    )
+    then = {(k, *v) for k, v in stored.items()}
+    tuples = {(k, *v) for k, v in now.items()}
+    differ = {k for k, _, _ in tuples - then}
+    assert manifest.changed_logs(identities, logs) == (
+        differ,
+        {k for k, _, _ in then - tuples} - differ,
+    )

@@ -102,8 +102,15 @@ def discover(
     candidates: list[Candidate] = [
         (name, name[:-9], False) for name in names if name.endswith(".eventlog") and len(name) > 9
     ]
-    if len(candidates) < len(names):  # other suffixes, or other files
-        candidates = [(name, *parsed) for name in names if (parsed := split_name(name))]
+    if len(candidates) < len(names):  # other suffixes, or other files (a README, say)
+        others = [
+            (name, *parsed)
+            for name in names
+            if not name.endswith(".eventlog") and (parsed := split_name(name))
+        ]
+        if others:
+            candidates += others
+            candidates.sort()  # by name, as listed (no two entries share one)
     try:
         fd = os.open(log_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
