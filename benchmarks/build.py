@@ -477,7 +477,8 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     trend_pages.write_failures(pages, writer, failures.failure_groups(jobs), by_id)
     regressed = recurring.all_regressions(jobs)
     worst, nodes = insights.worst_jobs(jobs, regressed), insights.flagged_executors(jobs)
-    trend_pages.write_insights(pages, writer, worst, nodes)
+    flagged = [(n.executor_id, n.count) for n in nodes]
+    trend_pages.write_insights(pages, writer, worst, nodes[: insights.NODES_DETAILED], flagged)
     return len(jobs), analysis, time.perf_counter() - started
 
 

@@ -20,6 +20,7 @@ from sitegen.examples import generator
 from sitegen.model import ErrorPattern, JobSummary
 from sitegen.render import urls
 from tests.logs import job_lines, write
+from tests.planted import Job, T, lines, uniform
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000
@@ -339,6 +340,41 @@ def test_pages_link_each_other(site: Path) -> None:
     assert f'<a href="../jobs/{latest}/index.html#regression">' in insights_page
     listing = (site / "index.html").read_text()
     assert '<span class="severity warning">1 warning</span>' in listing
+
+
+def test_insights_detail_the_most_flagged_executors_and_count_every_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+
+    def slow_on(executor: str, picks: tuple[int, int], job_id: str, start: int) -> None:
+        tasks = uniform(1, 24, executors=4)
+        for n in picks:  # two of its six tasks 9x slower: a slow executor, not stragglers
+            tasks[n] = T(n, executor, 9_000)
+        write(logs / f"{job_id}.eventlog", lines(Job(job_id, {1: tasks}, start_ms=start)))
+
+    for k in range(3):
+        slow_on("exec-3", (2, 6), f"three-{k}", T0 + k * 60_000)
+    for k in range(2):
+        slow_on("exec-2", (1, 5), f"two-{k}", T0 + 600_000 + k * 60_000)
+    monkeypatch.setattr(insights, "NODES_DETAILED", 1)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    page = (site / urls.INSIGHTS).read_text()
+    assert "2 executors are; the 1 flagged in the most jobs are detailed below" in page
+    rows = re.findall(r'<tr><td><a href="[^"]+"><code>(exec-\d)</code></a></td><td[^>]*>(\d)', page)
+    assert rows == [("exec-3", "3"), ("exec-2", "2")]
+    details = re.findall(r"<h3><a [^>]+><code>(exec-\d)</code></a>: (\d) jobs</h3>", page)
+    assert details == [("exec-3", "3")]
+    assert "three-2" in page and "two-1" not in page.split("</table>")[-1]
+    # With room for both, both are detailed and the table is left out (it would repeat them).
+    monkeypatch.setattr(insights, "NODES_DETAILED", 20)
+    build(BuildOptions(logs, tmp_path / "roomy"))
+    roomy = (tmp_path / "roomy" / urls.INSIGHTS).read_text()
+    assert "executors are; the" not in roomy
+    details = re.findall(r"<h3><a [^>]+><code>(exec-\d)</code></a>: (\d) jobs</h3>", roomy)
+    assert details == [("exec-3", "3"), ("exec-2", "2")]
 
 
 def test_names_are_escaped(tmp_path: Path) -> None:

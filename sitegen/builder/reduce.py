@@ -96,11 +96,12 @@ def _trends(
         trend_pages.write_failures(pages, writer, groups, state.summaries(shown))
     signatures["failures"] = version
     worst = state.worst(insights.TOP_JOBS)
+    flagged = state.flagged_executors(insights.MIN_JOBS_PER_NODE)
     nodes = [
         (executor, count, state.flagged_jobs(executor, insights.JOBS_PER_NODE))
-        for executor, count in state.flagged_executors(insights.MIN_JOBS_PER_NODE)
+        for executor, count in flagged[: insights.NODES_DETAILED]
     ]
-    made_of = signature(worst, sorted(extra.items()), nodes)
+    made_of = signature(worst, sorted(extra.items()), flagged, nodes)
     if before.get("insights") != made_of:
         ids = {i for i, _ in worst} | extra.keys() | {i for *_, jobs in nodes for i, _ in jobs}
         jobs = state.summaries(sorted(ids))
@@ -115,6 +116,7 @@ def _trends(
                 )
                 for executor, count, ids_ in nodes
             ],
+            flagged,
         )
     signatures["insights"] = made_of
     return files

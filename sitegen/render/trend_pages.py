@@ -173,8 +173,13 @@ def write_insights(
     writer: SiteWriter,
     worst: list[insights.JobInsight],
     nodes: list[insights.NodeInsight],
+    flagged: list[tuple[str, int]],
 ) -> None:
-    """Write the Insights page: the worst jobs, and executors flagged in several jobs."""
+    """Write the Insights page: the worst jobs, and executors flagged in several jobs.
+
+    ``flagged`` holds every flagged executor with its count, most jobs first; ``nodes`` the
+    first NODES_DETAILED of them with their newest jobs.
+    """
     writer.write(
         urls.INSIGHTS,
         pages.render(
@@ -183,6 +188,7 @@ def write_insights(
             worst=worst,
             top=insights.TOP_JOBS,
             nodes=nodes,
+            flagged=flagged,
             min_jobs=insights.MIN_JOBS_PER_NODE,
         ),
     )
