@@ -535,7 +535,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         again: dict[int, ContextKey | None] = dict.fromkeys(late)  # to render again
 
         def splice() -> None:
-            contexts = trend_hooks.full_contexts(state, _some(pending))
+            contexts = trend_hooks.full_contexts(state, _with_context(pending))
             unpatched = trend_hooks.patch_pages(
                 pages, staging, state, run.logs, pending, fresh, contexts
             )
@@ -554,7 +554,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             if len(pending) >= CONTEXT_CHUNK:
                 splice()
         splice()
-        contexts = trend_hooks.full_contexts(state, _some(again))
+        contexts = trend_hooks.full_contexts(state, _with_context(again))
         redone = [(n, run.logs[n]) for n in sorted(again)]
         map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
         moves, unpublished = _moves(fresh, on_site, staging, pages)
@@ -596,7 +596,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
     return report
 
 
-def _some(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:
+def _with_context(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:
     """Return the keys that are not None (a run alone of its name has no context)."""
     return {n: key for n, key in keys.items() if key is not None}
 
