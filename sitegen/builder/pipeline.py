@@ -456,6 +456,7 @@ def _no_op(run: _Run) -> BuildReport | None:
     state.begin()
     state.touch(run.moved)
     state.set_chosen(chose)
+    state.record_site_bytes(run.options.output)
     state.commit()
     return _report(run, state, chose, rebuilt=0, up_to_date=True)
 
@@ -578,8 +579,13 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         else:
             gone = sorted(_gone_roots(run, state, changed) | (previous - site_files))
             listing = writer.written_names()
-            replaced = publication.update(moves, listing, gone, finish=state.commit)
-            report.site_bytes = state.record_site_bytes(options.output)
+
+            def finish() -> None:
+                # The site is in place: measure it and record that in the build's transaction.
+                report.site_bytes = state.record_site_bytes(options.output)
+                state.commit()
+
+            replaced = publication.update(moves, listing, gone, finish=finish)
     except BaseException:
         if full and state is not None:
             state.close()
