@@ -120,7 +120,7 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) ->
     site = tmp_path / "site"
     result = CliRunner().invoke(cli, ["build", "--event-log-dir", str(logs), "--output", str(site)])
     assert result.exit_code == 0, result.output
-    assert "Published 1 jobs from 2 logs" in result.output
+    assert "Published 1 job from 2 logs" in result.output
     assert "unreadable: bad\\xff.eventlog: its file name is not valid UTF-8" in result.output
     assert "bad\\xff.eventlog" in (site / "problems" / "index.html").read_text()
     assert os.path.exists(raw)  # never touched

@@ -57,7 +57,7 @@ def test_empty_log_dir_over_a_site_with_jobs_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 1
     (line,) = result.output.splitlines()
     assert line.startswith(
-        f"Error: {site}: no event logs in {logs}, but the published site has 1 jobs"
+        f"Error: {site}: no event logs in {logs}, but the published site has 1 job"
     )
     assert line.endswith("pass --allow-empty to publish an empty site")
     assert (site / "api/jobs").read_bytes() == before

@@ -38,7 +38,8 @@ def _refuse_empty(options: BuildOptions) -> None:
     if jobs and not options.allow_empty:
         dirs = ", ".join(str(d) for d in options.log_dirs)
         raise UsageError(
-            f"no event logs in {dirs}, but the published site has {jobs} jobs: refusing to "
+            f"no event logs in {dirs}, but the published site has {jobs:,} "
+            f"{'job' if jobs == 1 else 'jobs'}: refusing to "
             "replace it with an empty site (an unmounted volume or a wrong path?); "
             "pass --allow-empty to publish an empty site",
             options.output,

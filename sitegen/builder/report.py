@@ -23,8 +23,8 @@ def _where(p: Problem) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    """Return ``n word`` with an ``s`` unless n is 1."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    """Return ``n word`` (thousands separated) with an ``s`` unless n is 1."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _problem(p: Problem, **extra: Any) -> dict[str, Any]:
@@ -54,13 +54,14 @@ def _megabytes(size: int) -> str:
 
 def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     """Return the human summary: jobs published, logs skipped by reason, time taken."""
-    jobs = f"{report.published:,} jobs"
+    jobs = _plural(report.published, "job")
     left_out = report.retention_dropped + report.size_dropped
     if left_out:
-        jobs = f"{report.published:,} of {report.published + left_out:,} jobs"
+        jobs = f"{report.published:,} of {_plural(report.published + left_out, 'job')}"
+    logs = _plural(report.logs, "log")
     if report.up_to_date:
         lines = [
-            f"{report.output} is up to date: {jobs} from {report.logs:,} logs, "
+            f"{report.output} is up to date: {jobs} from {logs}, "
             f"nothing changed; site {_megabytes(report.site_bytes)} ({report.seconds:.2f} s)."
         ]
     else:
@@ -69,8 +70,7 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
             read = "log" if report.rebuilt == 1 else "logs"
             detail += f"; {report.rebuilt} {read} read, {report.logs - report.rebuilt} unchanged"
         lines = [
-            f"Published {jobs} from {report.logs:,} logs to {report.output} "
-            f"({detail}) in {report.seconds:.2f} s."
+            f"Published {jobs} from {logs} to {report.output} ({detail}) in {report.seconds:.2f} s."
         ]
     if report.retention_dropped:
         lines.append(f"{report.retention_dropped:,} completed jobs are outside the retention.")
