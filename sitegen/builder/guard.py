@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sitegen.builder import manifest
+from sitegen.builder.report import plural
 from sitegen.errors import UsageError
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.publish.writer import Publication
@@ -38,9 +39,8 @@ def _refuse_empty(options: BuildOptions) -> None:
     if jobs and not options.allow_empty:
         dirs = ", ".join(str(d) for d in options.log_dirs)
         raise UsageError(
-            f"no event logs in {dirs}, but the published site has {jobs:,} "
-            f"{'job' if jobs == 1 else 'jobs'}: refusing to "
-            "replace it with an empty site (an unmounted volume or a wrong path?); "
+            f"no event logs in {dirs}, but the published site has {plural(jobs, 'job')}: "
+            "refusing to replace it with an empty site (an unmounted volume or a wrong path?); "
             "pass --allow-empty to publish an empty site",
             options.output,
         )

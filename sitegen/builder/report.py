@@ -22,7 +22,7 @@ def _where(p: Problem) -> str:
     return f"{p.file}:{p.line}" if p.line else p.file
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     """Return ``n word`` (thousands separated) with an ``s`` unless n is 1."""
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
@@ -54,11 +54,11 @@ def _megabytes(size: int) -> str:
 
 def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     """Return the human summary: jobs published, logs skipped by reason, time taken."""
-    jobs = _plural(report.published, "job")
+    jobs = plural(report.published, "job")
     left_out = report.retention_dropped + report.size_dropped
     if left_out:
-        jobs = f"{report.published:,} of {_plural(report.published + left_out, 'job')}"
-    logs = _plural(report.logs, "log")
+        jobs = f"{report.published:,} of {plural(report.published + left_out, 'job')}"
+    logs = plural(report.logs, "log")
     if report.up_to_date:
         lines = [
             f"{report.output} is up to date: {jobs} from {logs}, "
@@ -131,13 +131,13 @@ def check_lines(report: CheckReport) -> list[str]:
     lines = [f"{_where(p)}: {p.severity}: {p.kind}: {p.message}" for p in report.problems]
     classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
     lines.append(
-        f"Checked {_plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
+        f"Checked {plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
         + (f": {classes}." if classes else ".")
     )
-    found = [_plural(report.count(s), s) for s in Severity if report.count(s)]
+    found = [plural(report.count(s), s) for s in Severity if report.count(s)]
     verdict = "check passed" if report.ok else "check failed"
     lines.append(
-        f"{_plural(report.publishable, 'job')} can be published; "
+        f"{plural(report.publishable, 'job')} can be published; "
         f"{', '.join(found) if found else 'no problems'}: {verdict}."
     )
     return lines

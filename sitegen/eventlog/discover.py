@@ -95,9 +95,6 @@ def discover(
         names = sorted(os.listdir(log_dir))
     except OSError as exc:
         raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
-    # One lstat() each, relative to an open descriptor of the dir (a link's target is stat-ed
-    # too): a directory of 100,000 logs is listed on every build, also when nothing changed.
-    # Path or DirEntry objects per file would cost more than the calls themselves.
     # A comprehension for the plain logs (nearly all): a loop with calls cost 0.1 s a 100,000.
     candidates: list[Candidate] = [
         (name, name[:-9], False) for name in names if name.endswith(".eventlog") and len(name) > 9
@@ -181,6 +178,9 @@ def _stat_each(
     log_dir: Path, fd: int, candidates: Sequence[Candidate], roots: Sequence[str], follow: bool
 ) -> list[LogFile]:
     """Return the entry of each candidate, one ``lstat`` each relative to the dir's ``fd``."""
+    # Relative to an open descriptor of the dir (a link's target is stat-ed too): a directory
+    # of 100,000 logs is listed on every build, also when nothing changed. Path or DirEntry
+    # objects per file would cost more than the calls themselves.
     found = []
     lstat, regular, make = os.lstat, stat.S_ISREG, LogFile
     for name, name_id, running in candidates:
