@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sitegen.builder.pipeline import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build as build_site
+from sitegen.errors import UsageError
+
+# Options given as paths or sizes in text, as on the command line.
+_PATHS = ("archive", "pages_dir", "templates_dir")
 
 
 def build(
     event_log_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str] = "site",
-    *,
-    workers: int | None = None,
-    archive: str | os.PathLike[str] | None = None,
+    **options: Any,
 ) -> BuildReport:
-    """Build from ``event_log_dir`` (one or several) into ``output``, as ``sitegen build``."""
-    return build_site(
-        BuildOptions(
-            log_dirs=_dirs(event_log_dir),
-            output=Path(output),
-            workers=workers,
-            archive=None if archive is None else Path(archive),
-        )
-    )
+    """Build from ``event_log_dir`` (one or several) into ``output``, as ``sitegen build``.
+
+    ``options``: any field of ``BuildOptions`` by name (``max_jobs=1000``, ``allow_empty=True``,
+    ``max_site_size="1GB"``, ``archive="dist/site.tar.gz"``).
+    """
+    fields = {f.name for f in dataclasses.fields(BuildOptions)} - {"log_dirs", "output"}
+    unknown = sorted(options.keys() - fields)
+    if unknown:
+        raise UsageError(f"sitegen.build() has no option {unknown[0]!r}; it has {sorted(fields)}")
+    for name in _PATHS:
+        if options.get(name) is not None:
+            options[name] = Path(options[name])
+    if isinstance(options.get("max_site_size"), str):
+        from sitegen.builder.sitesize import parse_size
+
+        options["max_site_size"] = parse_size(options["max_site_size"])
+    return build_site(BuildOptions(log_dirs=_dirs(event_log_dir), output=Path(output), **options))
 
 
 def _dirs(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[Path, ...]:

@@ -26,6 +26,26 @@ def test_build_from_the_package_top_level(tmp_path: Path, example_logs: Path) ->
         assert "api/jobs" in tar.getnames()
 
 
+def test_build_takes_every_build_option_by_name(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    assert len(list(sitegen.build(example_logs, site, workers=1).output.glob("jobs/*/*.gz"))) == 25
+    report = sitegen.build(example_logs, site, workers=1, max_jobs=3, raw_logs=False)
+    assert report.published == 3 and report.retention_dropped == 22
+    assert not list(site.glob("jobs/*/*.gz"))
+    # Sizes as text, as on the command line; an empty dir only with allow_empty.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(sitegen.UsageError, match="refusing to replace it with an empty site"):
+        sitegen.build(empty, site, max_site_size="1GB")
+    assert sitegen.build(empty, site, allow_empty=True, max_site_size="1GB").published == 0
+
+
+def test_build_refuses_an_option_it_does_not_have(tmp_path: Path, example_logs: Path) -> None:
+    with pytest.raises(sitegen.UsageError, match="has no option 'max_job'"):
+        sitegen.build(example_logs, tmp_path / "site", max_job=3)
+    assert not (tmp_path / "site").exists()
+
+
 def test_read_log_from_the_package_top_level(tmp_path: Path, example_logs: Path) -> None:
     plain = example_logs / "1UXXFWX.eventlog"
     packed = tmp_path / "1UXXFWX.eventlog.gz"
