@@ -122,6 +122,12 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
         click.option(
             "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
         ),
+        click.option(
+            "--trust-finished-logs",
+            is_flag=True,
+            help="Trust a log read as a completed job never to change in place: when the log "
+            "dirs list the same files as last time, stat only the unfinished logs.",
+        ),
         WORKERS,
         click.option(
             "--max-jobs",

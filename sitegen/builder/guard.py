@@ -7,7 +7,6 @@ examples (what a build without ``--event-log-dir`` reads) over a site built from
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sitegen.builder import manifest
@@ -18,15 +17,14 @@ from sitegen.publish.writer import Publication
 
 if TYPE_CHECKING:
     from sitegen.builder.pipeline import BuildOptions
-    from sitegen.eventlog.discover import LogFile
 
 
-def before_build(options: BuildOptions, logs: Sequence[LogFile]) -> None:
+def before_build(options: BuildOptions, has_logs: bool) -> None:
     """Sweep what killed builds left, then refuse a build that would replace a site by mistake."""
     # Every build sweeps, also one with nothing to do: else a killed full build's staging
     # directory stays until some log changes.
     Publication(options.output).sweep()
-    if not logs:
+    if not has_logs:
         _refuse_empty(options)
     if _reads_examples(options):
         _refuse_examples(options)

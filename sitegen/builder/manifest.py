@@ -69,6 +69,9 @@ class Chosen(msgspec.Struct, array_like=True, gc=False):
     size_dropped: int
     # Digest of the logs it was made from (identity_digest): equal now, nothing changed.
     identities: str = ""
+    # Digest of the log dirs' listings it was made from (listing_digest), for a build that
+    # trusts finished logs: equal now, and no unfinished log changed, nothing changed.
+    listing: str = ""
 
 
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -91,6 +94,17 @@ def identity_digest(logs: Sequence[LogFile]) -> str:
             h.update(b"\n" + array("q", numbers).tobytes())
         except OverflowError:  # a time past 2262: as text (no array of 64-bit ints has it)
             h.update(b"\n" + " ".join(map(str, numbers)).encode())
+    return h.hexdigest()
+
+
+def listing_digest(log_dirs: Sequence[Path], listings: Sequence[Sequence[str]]) -> str:
+    """Return a digest of the log dirs' real paths and their names, as listed."""
+    # The listing's own order: a directory that did not change lists alike (a reordered
+    # listing only costs the stat of every log). 0.02 s for 100,000 names.
+    h = hashlib.sha256()
+    for log_dir, names in zip(log_dirs, listings, strict=True):
+        h.update(os.fsencode(os.path.realpath(log_dir)) + b"\0\0")
+        h.update("\0".join(names).encode("utf-8", "surrogateescape") + b"\0\0")
     return h.hexdigest()
 
 
@@ -402,6 +416,17 @@ class State:
             return Identities([], "", "")
         return Identities(keys.split("\0"), sizes, times)  # no key holds a NUL
 
+    def unfinished(self) -> dict[str, tuple[int, int]]:
+        """Return the size and modification time of every log not read as a completed job."""
+        # By the classification index: the few logs still running, damaged, or unreadable.
+        others = [str(c) for c in Classification if c is not Classification.COMPLETED]
+        rows = self.db.execute(
+            "SELECT key, size, mtime_ns FROM log INDEXED BY log_class "
+            f"WHERE classification IN ({_marks(others)})",
+            others,
+        )
+        return {key: (size, mtime_ns) for key, size, mtime_ns in rows}
+
     def note_digests(self) -> dict[str, str]:
         """Return the digest of the note each published job was rendered with, if it had one."""
         rows = self.db.execute(
@@ -441,6 +466,12 @@ class State:
         """Record what this build's selection decided (the site's size is measured anew)."""
         self._meta({"chosen": _json(chosen).decode()})
         self.db.execute("DELETE FROM meta WHERE name = 'site_bytes'")
+
+    def set_listing(self, chosen: Chosen, listing: str) -> None:
+        """Record the listing the last selection also holds for (its site is as built)."""
+        self.begin()
+        self._meta({"chosen": _json(msgspec.structs.replace(chosen, listing=listing)).decode()})
+        self.commit()
 
     def site_bytes_as_built(self, root: Path) -> int:
         """Return the site's bytes as the last build measured them, or measure them now."""

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,15 @@ from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
 from sitegen.errors import PublishError, SitegenError, UsageError
-from sitegen.eventlog.discover import LogFile, check_log_dir, discover_all
+from sitegen.eventlog.discover import (
+    LogFile,
+    check_log_dir,
+    discover_all,
+    discover_keys,
+    has_logs,
+    key_prefixes,
+    list_dirs,
+)
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 from sitegen.publish.buildlock import exclusive
@@ -75,6 +83,9 @@ class BuildOptions:
     allow_empty: bool = False
     # Read logs and notes linked to files outside the log dirs (see eventlog/filekind.py).
     follow_links: bool = False
+    # Trust a log read as a completed job never to change in place: when the log dirs list
+    # the same names as last time and no other log changed, nothing did (no stat of each).
+    trust_finished_logs: bool = False
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
@@ -106,6 +117,7 @@ RUN_OPTIONS = frozenset(
         "max_age",
         "max_site_size",
         "allow_empty",
+        "trust_finished_logs",
     }
 )
 
@@ -196,15 +208,16 @@ def select(state: State, options: BuildOptions, now: float) -> Selection:
     )
 
 
-def figures(chosen: Selection, identities: str, options: BuildOptions) -> manifest.Chosen:
+def figures(chosen: Selection, run: _Run) -> manifest.Chosen:
     """Return what the report needs of a selection, as the state keeps it for the next build."""
     return manifest.Chosen(
-        _selection_options(options),
+        _selection_options(run.options),
         chosen.losers,
         chosen.published,
         chosen.retention_dropped,
         chosen.size_dropped,
-        identities,
+        run.identities,
+        run.listing,
     )
 
 
@@ -260,7 +273,8 @@ class _Run:
     """One build's inputs, and what it has found out so far."""
 
     options: BuildOptions
-    logs: list[LogFile]
+    # Each log dir's names as listed (discover.list_dirs); the logs are made from them.
+    listings: list[list[str]]
     stamp: float
     notes: NoteIndex
     fingerprint: str
@@ -275,6 +289,17 @@ class _Run:
     moved: list[tuple[str, int]] = field(default_factory=list)
     # Workers forked before the logs were listed (a build with no state), else None.
     pool: Executor | None = None
+
+    @functools.cached_property
+    def logs(self) -> list[LogFile]:
+        """Return every log, stat-ed, in order (made when first needed: see _quick_no_op)."""
+        options = self.options
+        return discover_all(options.log_dirs, options.follow_links, self.listings)
+
+    @functools.cached_property
+    def listing(self) -> str:
+        """Return the digest of the log dirs' listings (manifest.listing_digest), made once."""
+        return manifest.listing_digest(self.options.log_dirs, self.listings)
 
     @functools.cached_property
     def identities(self) -> str:
@@ -333,7 +358,7 @@ def _start(
     sources = template_sources(options.templates_dir)
     run = _Run(
         options,
-        discover_all(options.log_dirs, options.follow_links),
+        list_dirs(options.log_dirs),
         build_timestamp(),
         NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
         manifest.fingerprint(options, sources, RUN_OPTIONS),
@@ -341,7 +366,7 @@ def _start(
         pool=pool,
     )
     # Sweep what killed builds left (every build, a no-op too), refuse replacing by mistake.
-    guard.before_build(options, run.logs)
+    guard.before_build(options, has_logs(run.listings))
     # The state lives until the build ends: the collector need not scan what is loaded.
     with gcpause.paused():
         if not options.clean:
@@ -386,13 +411,29 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
         return None
     if stored.options != _selection_options(options):
         return None
+    if options.trust_finished_logs and stored.listing == run.listing:
+        # The same names as last time: only the logs not finished then can have changed.
+        if not _unfinished_unchanged(run, state):
+            return None
     # One digest of every log's identity, against the one the last selection was made from:
     # reading 100,000 rows back from the state to compare them cost more than the stat calls.
-    if stored.identities != run.identities:
+    elif stored.identities != run.identities:
         return None
     if _noted(state, run.notes):
         return None
+    if options.trust_finished_logs and stored.listing != run.listing:
+        # Listed anew (first trusted build, a README added): the next one need not stat.
+        state.set_listing(stored, run.listing)
     return _report(run, state, stored, rebuilt=0, up_to_date=True)
+
+
+def _unfinished_unchanged(run: _Run, state: State) -> bool:
+    """Tell whether every log the state holds as not completed is as it was (by its stat)."""
+    had = state.unfinished()
+    if not had:
+        return True
+    logs = discover_keys(run.options.log_dirs, had.keys(), run.options.follow_links)
+    return logs is not None and all((log.size, log.mtime_ns) == had[log.key] for log in logs)
 
 
 def _unchanged(log: LogFile, known: Known | None) -> bool:
@@ -452,7 +493,7 @@ def _no_op(run: _Run) -> BuildReport | None:
         return None
     # Only modification times moved (same bytes), or options that chose the same jobs:
     # record them (the next build can then tell nothing changed quickly), publish nothing.
-    chose = figures(chosen, run.identities, run.options)
+    chose = figures(chosen, run)
     state.begin()
     state.touch(run.moved)
     state.set_chosen(chose)
@@ -518,7 +559,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         chosen = select(state, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
-        chose = figures(chosen, run.identities, options)
+        chose = figures(chosen, run)
         state.set_chosen(chose)
         index = {log.key: n for n, log in enumerate(run.logs)}
         mapped.update(fresh)
@@ -728,6 +769,18 @@ def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:
         ) from exc
 
 
+def _in_log_order(run: _Run, keys: Collection[str]) -> list[str]:
+    """Return the keys of the logs among ``keys`` in the order the logs are listed."""
+    if not keys:
+        return []
+    if "logs" not in vars(run):  # not stat-ed (_quick_no_op): keys sort as their logs list
+        labels = {label: n for n, label in enumerate(key_prefixes(run.options.log_dirs))}
+        # In one log dir a key is the file name; in several, its dir's label first.
+        return sorted(keys, key=lambda key: (labels[key[: key.find("/") + 1]], key))
+    order = {log.key: n for n, log in enumerate(run.logs)}
+    return sorted(keys & order.keys(), key=order.__getitem__)
+
+
 def _report(
     run: _Run, state: State, chosen: manifest.Chosen, rebuilt: int, up_to_date: bool = False
 ) -> BuildReport:
@@ -737,8 +790,7 @@ def _report(
     running: list[RunningJob] = []
     # In log order; only the logs with something to say are looked at.
     named = flagged.keys() | chosen.losers.keys()
-    order = {log.key: n for n, log in enumerate(run.logs)} if named else {}
-    for key in sorted(named & order.keys(), key=order.__getitem__):
+    for key in _in_log_order(run, named):
         outcome = flagged.get(key)
         if outcome is not None:
             problems.extend(outcome.problems)
@@ -750,7 +802,8 @@ def _report(
     counts = state.classifications()
     report = BuildReport(
         output=run.options.output,
-        logs=len(run.logs),
+        # A no-op that trusted finished logs did not stat them: the state holds every log.
+        logs=len(run.logs) if "logs" in vars(run) else sum(counts.values()),
         published=chosen.published,
         running=running,
         problems=problems,

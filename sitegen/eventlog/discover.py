@@ -8,7 +8,7 @@ import sys
 import threading
 import unicodedata
 from array import array
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import msgspec
@@ -61,40 +61,89 @@ def check_log_dir(log_dir: Path) -> None:
         raise UsageError("event-log dir is not readable", log_dir)
 
 
-def discover_all(log_dirs: Sequence[Path], follow_links: bool = False) -> list[LogFile]:
-    """List the logs of every dir in order; with several dirs, keys name the dir too."""
+def list_dirs(log_dirs: Sequence[Path]) -> list[list[str]]:
+    """Return the file names of each event-log dir as listed (not sorted)."""
+    listings = []
+    for log_dir in log_dirs:
+        check_log_dir(log_dir)
+        try:
+            listings.append(os.listdir(log_dir))
+        except OSError as exc:
+            raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
+    return listings
+
+
+def has_logs(listings: Sequence[Sequence[str]]) -> bool:
+    """Tell whether any listed name is a log's (a README alone is not)."""
+    return any(split_name(name) for names in listings for name in names)
+
+
+def discover_all(
+    log_dirs: Sequence[Path],
+    follow_links: bool = False,
+    listings: Sequence[list[str]] | None = None,
+) -> list[LogFile]:
+    """List the logs of every dir in order; with several dirs, keys name the dir too.
+
+    ``listings``: each dir's names as ``list_dirs`` gave them (default: listed now).
+    """
     roots = [os.path.realpath(d) for d in log_dirs]
-    if len(log_dirs) == 1:
-        return discover(log_dirs[0], roots, follow_links)
+    if listings is None:
+        listings = list_dirs(log_dirs)
     found = []
-    labels: set[str] = set()
-    for n, log_dir in enumerate(log_dirs):
-        label = log_dir.resolve().name or f"dir{n + 1}"
-        if label in labels:
-            label = f"{label}#{n + 1}"
-        labels.add(label)
-        found += [
-            msgspec.structs.replace(log, key=f"{label}/{log.key}")
-            for log in discover(log_dir, roots, follow_links)
-        ]
+    for log_dir, label, names in zip(log_dirs, key_prefixes(log_dirs), listings, strict=True):
+        found += discover(log_dir, roots, follow_links, names, label)
     return found
 
 
+def discover_keys(
+    log_dirs: Sequence[Path], keys: Collection[str], follow_links: bool = False
+) -> list[LogFile] | None:
+    """Stat the logs of ``keys`` alone, as a listing named them; None if a key names no log."""
+    roots = [os.path.realpath(d) for d in log_dirs]
+    found = []
+    for log_dir, label in zip(log_dirs, key_prefixes(log_dirs), strict=True):
+        candidates = []
+        for name in sorted(key[len(label) :] for key in keys if key.startswith(label)):
+            parsed = split_name(name)
+            if parsed is None:
+                return None
+            candidates.append((name, *parsed))
+        found += _stat_each(log_dir, -1, candidates, roots, follow_links, label)
+    return found if len(found) == len(keys) else None
+
+
+def key_prefixes(log_dirs: Sequence[Path]) -> list[str]:
+    """Return the prefix of each dir's keys: none for one dir, else its name and a slash."""
+    if len(log_dirs) == 1:
+        return [""]
+    labels: list[str] = []
+    for n, log_dir in enumerate(log_dirs):
+        label = log_dir.resolve().name or f"dir{n + 1}"
+        if f"{label}/" in labels:
+            label = f"{label}#{n + 1}"
+        labels.append(f"{label}/")
+    return labels
+
+
 def discover(
-    log_dir: Path, roots: Sequence[str] | None = None, follow_links: bool = False
+    log_dir: Path,
+    roots: Sequence[str] | None = None,
+    follow_links: bool = False,
+    names: list[str] | None = None,
+    label: str = "",
 ) -> list[LogFile]:
     """List every log in ``log_dir``, sorted by name so builds are deterministic.
 
     ``roots``: the real paths of every event-log dir, which links may lead into
     (default: ``log_dir`` alone). What is not read is listed with its ``skip`` reason.
+    ``names``: the dir's names as listed; ``label``: the prefix of its logs' keys.
     """
-    check_log_dir(log_dir)
     if roots is None:
         roots = [os.path.realpath(log_dir)]
-    try:
-        names = sorted(os.listdir(log_dir))
-    except OSError as exc:
-        raise UsageError(f"cannot read event-log dir: {exc.strerror}", log_dir) from exc
+    if names is None:
+        names = list_dirs([log_dir])[0]
+    names = sorted(names)
     # A comprehension for the plain logs (nearly all): a loop with calls cost 0.1 s a 100,000.
     candidates: list[Candidate] = [
         (name, name[:-9], False) for name in names if name.endswith(".eventlog") and len(name) > 9
@@ -119,12 +168,12 @@ def discover(
         child = None
         if cut < len(candidates):
             child = _StatChild.start(fd, [c[0] for c in candidates[cut:]])
-        found = _stat_each(log_dir, fd, candidates[:cut], roots, follow_links)
+        found = _stat_each(log_dir, fd, candidates[:cut], roots, follow_links, label)
         numbers = child.numbers() if child is not None else None
         if numbers is None:
-            found += _stat_each(log_dir, fd, candidates[cut:], roots, follow_links)
+            found += _stat_each(log_dir, fd, candidates[cut:], roots, follow_links, label)
         else:
-            found += _with_numbers(log_dir, candidates[cut:], numbers, roots, follow_links)
+            found += _with_numbers(log_dir, candidates[cut:], numbers, roots, follow_links, label)
     finally:
         os.close(fd)
     if not "".join(names).isascii():  # one scan in C; only then a look at each name
@@ -175,28 +224,40 @@ def _may_fork(count: int) -> bool:
 
 
 def _stat_each(
-    log_dir: Path, fd: int, candidates: Sequence[Candidate], roots: Sequence[str], follow: bool
+    log_dir: Path,
+    fd: int,
+    candidates: Sequence[Candidate],
+    roots: Sequence[str],
+    follow: bool,
+    label: str = "",
 ) -> list[LogFile]:
-    """Return the entry of each candidate, one ``lstat`` each relative to the dir's ``fd``."""
+    """Return the entry of each candidate, one ``lstat`` each relative to the dir's ``fd``.
+
+    ``fd`` -1: by path (a few logs, not worth opening the dir).
+    """
     # Relative to an open descriptor of the dir (a link's target is stat-ed too): a directory
     # of 100,000 logs is listed on every build, also when nothing changed. Path or DirEntry
     # objects per file would cost more than the calls themselves.
     found = []
     lstat, regular, make = os.lstat, stat.S_ISREG, LogFile
+    prefix = f"{os.fspath(log_dir)}/" if fd < 0 else ""
+    dir_fd = None if fd < 0 else fd
     for name, name_id, running in candidates:
+        key = f"{label}{name}" if label else name
         try:
-            st = lstat(name, dir_fd=fd)
+            st = lstat(f"{prefix}{name}" if prefix else name, dir_fd=dir_fd)
         except OSError:
             # Listed all the same: reading it reports why it is unreadable.
-            found.append(make(log_dir, name, name_id, running, 0, 0, name))
+            found.append(make(log_dir, name, name_id, running, 0, 0, key))
             continue
         if regular(st.st_mode):
             mtime_ns = st.st_mtime_ns
             if not MIN_NS <= mtime_ns <= MAX_NS:
                 mtime_ns = _clamped(mtime_ns)
-            found.append(make(log_dir, name, name_id, running, st.st_size, mtime_ns, name))
+            found.append(make(log_dir, name, name_id, running, st.st_size, mtime_ns, key))
         else:
-            found.append(_irregular(log_dir, name, name_id, running, st.st_mode, roots, follow))
+            entry = _irregular(log_dir, name, name_id, running, st.st_mode, roots, follow)
+            found.append(msgspec.structs.replace(entry, key=key) if label else entry)
     return found
 
 
@@ -206,6 +267,7 @@ def _with_numbers(
     numbers: Sequence[int],
     roots: Sequence[str],
     follow: bool,
+    label: str = "",
 ) -> list[LogFile]:
     """Return the entry of each candidate from its ``(mode, size, mtime_ns)`` (mode -1: failed)."""
     found = []
@@ -214,12 +276,14 @@ def _with_numbers(
     for (name, name_id, running), mode, size, mtime_ns in zip(
         candidates, triples, triples, triples, strict=True
     ):
+        key = f"{label}{name}" if label else name
         if mode < 0:
-            found.append(make(log_dir, name, name_id, running, 0, 0, name))
+            found.append(make(log_dir, name, name_id, running, 0, 0, key))
         elif regular(mode):
-            found.append(make(log_dir, name, name_id, running, size, mtime_ns, name))
+            found.append(make(log_dir, name, name_id, running, size, mtime_ns, key))
         else:
-            found.append(_irregular(log_dir, name, name_id, running, mode, roots, follow))
+            entry = _irregular(log_dir, name, name_id, running, mode, roots, follow)
+            found.append(msgspec.structs.replace(entry, key=key) if label else entry)
     return found
 
 

@@ -1,0 +1,151 @@
+"""--trust-finished-logs: a build that lists the same files stats only the unfinished logs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sitegen.builder import pipeline
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.cli import cli
+from sitegen.eventlog import discover
+from tests.logs import job_lines, write
+from tests.sitetree import tree
+
+
+def trusted(logs: Path | tuple[Path, ...], site: Path) -> BuildReport:
+    return build(BuildOptions(logs, site, trust_finished_logs=True))
+
+
+def same_report(a: BuildReport, b: BuildReport) -> None:
+    assert (a.logs, a.published, a.classifications, a.site_bytes) == (
+        b.logs,
+        b.published,
+        b.classifications,
+        b.site_bytes,
+    )
+    assert a.problems == b.problems  # in log order
+    assert a.running == b.running
+
+
+def no_full_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make stat-ing every log fail the test; return the keys stat-ed one by one."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a trusted no-op stat-ed every log")
+
+    stat_ed: list[str] = []
+
+    def spy(dirs: tuple[Path, ...], keys: list[str], follow: bool = False) -> object:
+        stat_ed.extend(keys)
+        return discover.discover_keys(dirs, keys, follow)
+
+    monkeypatch.setattr(pipeline, "discover_all", refuse)
+    monkeypatch.setattr(pipeline, "discover_keys", spy)
+    return stat_ed
+
+
+def test_a_trusted_no_op_stats_only_the_unfinished_logs(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    full = build(BuildOptions(example_logs, site))
+    unfinished = sorted(
+        p.file for p in full.problems if p.kind in ("incomplete", "malformed", "unreadable")
+    )
+    assert len(unfinished) == 2  # the running log and the damaged one
+    with monkeypatch.context() as m:
+        stat_ed = no_full_listing(m)
+        quick = trusted(example_logs, site)
+    assert quick.up_to_date and quick.rebuilt == 0
+    assert sorted(stat_ed) == unfinished
+    same_report(quick, full)
+    # A file that is not a log changes the listing: compared log by log once, then quick again.
+    (example_logs / "README").write_text("the scheduler's event logs\n")
+    assert trusted(example_logs, site).up_to_date
+    with monkeypatch.context() as m:
+        no_full_listing(m)
+        same_report(trusted(example_logs, site), full)
+
+
+def test_trusted_builds_see_new_gone_and_growing_logs(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    trusted(example_logs, site)
+    steps = []
+    write(example_logs / "added.eventlog", job_lines("added", start_ms=5_000_000_000_000))
+    steps.append(trusted(example_logs, site))
+    # A log written in place as its job runs: the same name, listed alike, still seen.
+    lines = job_lines("grows", start_ms=5_000_000_100_000)
+    write(example_logs / "grows.eventlog", lines[:-1])
+    steps.append(trusted(example_logs, site))
+    assert steps[-1].classifications["incomplete"] == 2
+    with open(example_logs / "grows.eventlog", "ab") as f:
+        f.write(lines[-1])
+    steps.append(trusted(example_logs, site))
+    (example_logs / "added.eventlog").unlink()
+    steps.append(trusted(example_logs, site))
+    assert [r.published for r in steps] == [26, 26, 27, 26]
+    assert not any(r.up_to_date for r in steps)
+    clean = tmp_path / "clean"
+    build(BuildOptions(example_logs, clean))
+    assert tree(site) == tree(clean)
+
+
+def test_a_finished_log_rewritten_in_place_is_trusted_until_a_stat_of_each(
+    tmp_path: Path, example_logs: Path
+) -> None:
+    site = tmp_path / "site"
+    log = write(example_logs / "added.eventlog", job_lines("added", name="tpch-q1"))
+    trusted(example_logs, site)
+    # Rewritten where it is (no rename): the dir lists the same names.
+    with open(log, "r+b") as f:
+        f.truncate(0)
+        f.writelines(job_lines("added", name="renamed query", stages=3))
+    assert trusted(example_logs, site).up_to_date
+    assert "renamed query" not in (site / "jobs/added/index.html").read_text()
+    # A build without the option stats every log, and sees it.
+    assert not build(BuildOptions(example_logs, site)).up_to_date
+    assert "renamed query" in (site / "jobs/added/index.html").read_text()
+
+
+def test_several_log_dirs_report_alike_when_trusted(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "archive"
+    other.mkdir()
+    for path in sorted(example_logs.iterdir())[::2]:
+        shutil.move(path, other / path.name)
+    write(other / "zz-broken.eventlog", [b"{not json\n"])
+    write(example_logs / "aa-broken.eventlog", [b"{not json\n"])
+    dirs = (example_logs, other)
+    site = tmp_path / "site"
+    full = build(BuildOptions(dirs, site))
+    assert len({p.file.split("/")[0] for p in full.problems}) == 2  # problems in both dirs
+    assert trusted(dirs, site).up_to_date
+    with monkeypatch.context() as m:
+        stat_ed = no_full_listing(m)
+        quick = trusted(dirs, site)
+    assert len(stat_ed) == 4
+    same_report(quick, full)
+
+
+def test_the_option_and_its_config_key(tmp_path: Path, example_logs: Path) -> None:
+    site = tmp_path / "site"
+    args = ["build", "--event-log-dir", str(example_logs), "--output", str(site)]
+    runner = CliRunner()
+    log = write(example_logs / "added.eventlog", job_lines("added", name="solo"))
+    assert runner.invoke(cli, [*args, "--trust-finished-logs"]).exit_code == 0
+    with open(log, "r+b") as f:  # rewritten in place: only a stat of each log sees it
+        f.truncate(0)
+        f.writelines(job_lines("added", name="renamed"))
+    config = tmp_path / "sitegen.toml"
+    config.write_text("trust_finished_logs = true\n")
+    result = runner.invoke(cli, [*args, "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert " is up to date: 26 jobs from 28 logs, nothing changed;" in result.output
+    result = runner.invoke(cli, args)
+    assert result.output.startswith("Published 26 jobs from 28 logs"), result.output
+    assert "; 1 log read, 27 unchanged)" in result.output
