@@ -271,6 +271,36 @@ def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
     ]
 
 
+SEVERITIES = list(Severity)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(SEVERITIES), max_size=3),  # its own findings
+            st.none() | st.sampled_from(SEVERITIES),  # a regression, or none
+            st.integers(0, 5),  # start: ties are broken by id
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 8),
+)
+def test_ranking_by_the_states_figures_agrees_with_ranking_summaries(
+    jobs: list[tuple[list[Severity], Severity | None, int]], limit: int
+) -> None:
+    summaries, figures, extra = [], [], {}
+    for n, (own, regression, start) in enumerate(jobs):
+        found = [finding(FindingKind.IDLE, severity) for severity in own]
+        summaries.append(run(f"j{n}", 10, T0 + start, findings=found))
+        worst_rank = max((f.severity.rank for f in found), default=-1)
+        figures.append(insights.Ranked(f"j{n}", worst_rank, len(found), T0 + start))
+        if regression is not None:
+            extra[f"j{n}"] = finding(FindingKind.REGRESSION, regression)
+    expected = [i.job.job_id for i in insights.worst_jobs(summaries, extra, limit)]
+    assert insights.worst_ids(figures, extra, limit) == expected
+
+
 # The built site ---------------------------------------------------------------------------
 
 

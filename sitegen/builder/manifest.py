@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from sitegen.diagnose.failures import FailureRow
+    from sitegen.diagnose.insights import Ranked
     from sitegen.diagnose.recurring import Run
     from sitegen.eventlog.discover import LogFile
 
@@ -736,6 +737,21 @@ class State:
             (limit,),
         )
         return rows.fetchall()
+
+    def ranked(self, job_ids: Sequence[str]) -> dict[str, tuple[Ranked, str]]:
+        """Return the figures Insights ranks the published jobs of ``job_ids`` by, and digests."""
+        from sitegen.diagnose.insights import Ranked
+
+        found = {}
+        for chunk in _chunks(sorted(job_ids)):
+            rows = self.db.execute(
+                "SELECT job_id, worst_rank, findings, start_time, sha256 || key "
+                f"FROM log INDEXED BY log_job WHERE published AND job_id IN ({_marks(chunk)})",
+                chunk,
+            )
+            for job_id, rank, count, start, digest in rows:
+                found[job_id] = (Ranked(job_id, rank, count, start), digest)
+        return found
 
     def flagged_executors(self, min_jobs: int) -> list[tuple[str, int]]:
         """Return executors that findings name in at least ``min_jobs`` published jobs."""

@@ -95,21 +95,26 @@ def _trends(
         shown = sorted({i for g in groups for i in trend_pages.newest_of_group(g)})
         trend_pages.write_failures(pages, writer, groups, state.summaries(shown))
     signatures["failures"] = version
-    worst = state.worst(insights.TOP_JOBS)
+    # The worst jobs: of those worst by their own findings and those a regression adds one to
+    # (no other can overtake them), ranked by the state's figures; only those listed decoded.
+    figures = state.ranked([i for i, _ in state.worst(insights.TOP_JOBS)] + list(extra))
+    worst = [
+        (i, figures[i][1], extra.get(i))
+        for i in insights.worst_ids((ranked for ranked, _ in figures.values()), extra)
+    ]
     flagged = state.flagged_executors(insights.MIN_JOBS_PER_NODE)
     nodes = [
         (executor, count, state.flagged_jobs(executor, insights.JOBS_PER_NODE))
         for executor, count in flagged[: insights.NODES_DETAILED]
     ]
-    made_of = signature(worst, sorted(extra.items()), flagged, nodes)
+    made_of = signature(worst, flagged, nodes)
     if before.get("insights") != made_of:
-        ids = {i for i, _ in worst} | extra.keys() | {i for *_, jobs in nodes for i, _ in jobs}
+        ids = {i for i, *_ in worst} | {i for *_, jobs in nodes for i, _ in jobs}
         jobs = state.summaries(sorted(ids))
-        candidates = [jobs[i] for i, _ in worst] + [jobs[i] for i in extra if i in jobs]
         trend_pages.write_insights(
             pages,
             writer,
-            insights.worst_jobs(list({j.job_id: j for j in candidates}.values()), extra),
+            insights.worst_jobs([jobs[i] for i, *_ in worst], extra),
             [
                 insights.NodeInsight(
                     executor, count, [insights.about_executor(jobs[i], executor) for i, _ in ids_]

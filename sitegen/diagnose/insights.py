@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sitegen.diagnose.finding import Finding, Severity, most_severe_first
 from sitegen.model import JobSummary
@@ -54,6 +55,35 @@ def worst_jobs(
     found.sort(key=lambda i: (i.job.start_time, i.job.job_id), reverse=True)
     found.sort(key=lambda i: (-i.findings[0].severity.rank, -len(i.findings)))
     return found[:limit]
+
+
+class Ranked(NamedTuple):
+    """What ranking a job needs: its own findings' worst severity rank (-1: none) and count."""
+
+    job_id: str
+    worst_rank: int
+    findings: int
+    start_time: int
+
+
+def worst_ids(
+    jobs: Iterable[Ranked], extra: Mapping[str, Finding], limit: int = TOP_JOBS
+) -> list[str]:
+    """Return the ids ``worst_jobs`` lists, in its order, from the jobs' figures alone."""
+    # From the state's columns: decoding a summary for each of 8,000 regressed jobs at
+    # 100,000 jobs cost every build that changed a regression 0.3 s.
+    found = []
+    for job in jobs:
+        more = extra.get(job.job_id)
+        if more is not None:
+            job = job._replace(
+                worst_rank=max(job.worst_rank, more.severity.rank), findings=job.findings + 1
+            )
+        if job.findings:
+            found.append(job)
+    found.sort(key=lambda j: (j.start_time, j.job_id), reverse=True)
+    found.sort(key=lambda j: (-j.worst_rank, -j.findings))
+    return [j.job_id for j in found[:limit]]
 
 
 @dataclass(frozen=True)
