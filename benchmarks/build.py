@@ -393,25 +393,37 @@ def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
         shutil.rmtree(site, ignore_errors=True)
     full, rss_full, built = _json_build(logs, site)
     # The corpus's 16 parts each start at the base time, one job a minute.
+    span = -(-jobs // 16) * 60_000
     middle = BASE_TIME_MS + max(1, jobs // 32) * 60_000 + 123
-    newest = BASE_TIME_MS + jobs * 60_000
+    newest = BASE_TIME_MS + span + 60_000
     added: list[Path] = []
-    victim = sorted(logs.glob("*.eventlog"))[jobs // 2]
-    aside = work / f"removed-{victim.name}"
     changes: dict[str, Change] = {}
     try:
 
-        def add(job_id: str, start_ms: int) -> None:
-            spec = JobSpec(job_id, "tpch-q99", stages=2, tasks_per_stage=10, start_ms=start_ms)
-            added.append(write_log(logs, spec, seed=len(added)))
+        def add(job_id: str, start_ms: int, name: str = "tpch-q99", seed: int = 0) -> Path:
+            spec = JobSpec(job_id, name, stages=2, tasks_per_stage=10, start_ms=start_ms)
+            added.append(write_log(logs, spec, seed=seed or len(added)))
+            return added[-1]
 
+        # The same removal and the same drop at every size: a run in the middle of its name's
+        # five runs (alike, so no regression comes or goes), and the oldest of three runs.
+        # A corpus job's neighbours differ with the corpus, and so would the pages they change.
+        recurring = [
+            add(f"bench-rec-{k}", middle + 3_000 + k * 60_000, "bench-recurring", 5)
+            for k in range(5)
+        ]
+        for k, start in enumerate((BASE_TIME_MS - 3_600_000, middle + 5_000, newest - 30_000)):
+            add(f"bench-old-{k}", start, "bench-oldest", 6)
+        _json_build(logs, site)
         add("bench-new", newest)
         changes["new"] = Change(site, _json_build(logs, site))
-        victim.rename(aside)
+        recurring[2].unlink()
+        added.remove(recurring[2])
         changes["removed"] = Change(site, _json_build(logs, site))
         add("bench-middle", middle)
         changes["inserted"] = Change(site, _json_build(logs, site))
-        limit = ("--max-jobs", str(jobs + 1))  # all of them: the next new job drops the oldest
+        # All of them: the next new job drops the oldest (bench-old-0).
+        limit = ("--max-jobs", str(jobs + len(added)))
         _json_build(logs, site, *limit)
         add("bench-newer", newest + 60_000)
         changes["max-jobs"] = Change(site, _json_build(logs, site, *limit))
@@ -423,8 +435,6 @@ def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
     finally:
         for path in added:
             path.unlink()
-        if aside.exists():
-            aside.rename(victim)
     detail = "; ".join(f"{name} {c.text()}" for name, c in changes.items())
     kind = "catch-up build of a kept site" if keep else "build"
     print(
