@@ -143,7 +143,6 @@ def process_log(
 
     ``context`` is what the reduce step knows of the other runs of the job's name.
     """
-    """Map step: read one log and write that job's files; say whether they went to ``part``."""
     held = None if log.skip else hold(log.path, log.size)
     read = refused(log.path, log.skip) if log.skip else read_log(log.path, held)
     verdict = judge(log, read)
