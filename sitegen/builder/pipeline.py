@@ -296,6 +296,11 @@ class _Run:
         options = self.options
         return discover_all(options.log_dirs, options.follow_links, self.listings)
 
+    @property
+    def stat_ed(self) -> bool:
+        """Tell whether every log was stat-ed (``logs`` made): a trusted no-op does not."""
+        return "logs" in vars(self)  # what functools.cached_property fills
+
     @functools.cached_property
     def listing(self) -> str:
         """Return the digest of the log dirs' listings (manifest.listing_digest), made once."""
@@ -773,10 +778,10 @@ def _in_log_order(run: _Run, keys: Collection[str]) -> list[str]:
     """Return the keys of the logs among ``keys`` in the order the logs are listed."""
     if not keys:
         return []
-    if "logs" not in vars(run):  # not stat-ed (_quick_no_op): keys sort as their logs list
+    if not run.stat_ed:  # a trusted no-op: keys sort as their logs are listed
         labels = {label: n for n, label in enumerate(key_prefixes(run.options.log_dirs))}
         # In one log dir a key is the file name; in several, its dir's label first.
-        return sorted(keys, key=lambda key: (labels[key[: key.find("/") + 1]], key))
+        return sorted(keys, key=lambda key: (labels.get(key[: key.find("/") + 1], 0), key))
     order = {log.key: n for n, log in enumerate(run.logs)}
     return sorted(keys & order.keys(), key=order.__getitem__)
 
@@ -803,7 +808,7 @@ def _report(
     report = BuildReport(
         output=run.options.output,
         # A no-op that trusted finished logs did not stat them: the state holds every log.
-        logs=len(run.logs) if "logs" in vars(run) else sum(counts.values()),
+        logs=len(run.logs) if run.stat_ed else sum(counts.values()),
         published=chosen.published,
         running=running,
         problems=problems,
