@@ -829,8 +829,14 @@ class State:
         """Return each listed day's stored pages and parts."""
         return dict(self.db.execute("SELECT day, data FROM list_day").fetchall())
 
-    def set_list_day(self, day: int, data: bytes | None) -> None:
-        """Record a day's pages and parts (None: the day lists no job now)."""
+    def set_list_day(self, day: int, data: bytes | None, jobs_changed: bool = True) -> None:
+        """Record a day's pages and parts (None: the day lists no job now).
+
+        ``jobs_changed`` False: the same jobs as recorded, so its ``/api/jobs`` elements stay.
+        """
+        if data is not None and not jobs_changed:
+            self.db.execute("UPDATE list_day SET data = ? WHERE day = ?", (data, day))
+            return
         self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
         if data is not None:
             rows = self.db.execute(
