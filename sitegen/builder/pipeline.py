@@ -16,7 +16,7 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,7 +283,7 @@ class _Run:
     # What the state knew of the logs this build maps, removes, or (un)publishes.
     known: dict[str, Known] = field(default_factory=dict)
     # The logs to map (index into ``logs``): new, changed, or a published job's note changed.
-    todo: list[int] = field(default_factory=list)
+    todo: Sequence[int] = ()
     # The logs the state holds that are gone, and those only touched (same bytes, new time).
     gone: list[str] = field(default_factory=list)
     moved: list[tuple[str, int]] = field(default_factory=list)
@@ -469,9 +469,10 @@ def _plan(run: _Run) -> None:
     """
     state = run.state
     if state is None:
-        run.todo = list(range(len(run.logs)))
+        run.todo = range(len(run.logs))  # every log: not a list of 100,000 numbers
         return
     differ, gone = manifest.changed_logs(state.identities(), run.logs)
+    todo: list[int] = []
     run.gone = sorted(gone)
     noted = _noted(state, run.notes)
     run.known = state.known(differ | noted | set(run.gone))
@@ -481,9 +482,10 @@ def _plan(run: _Run) -> None:
             continue
         known = run.known.get(key)
         if key in noted or known is None or not _unchanged(log, known):
-            run.todo.append(n)
+            todo.append(n)
         else:
             run.moved.append((key, log.mtime_ns))
+    run.todo = todo
 
 
 def _no_op(run: _Run) -> BuildReport | None:
@@ -525,9 +527,8 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             state = State.create(staging / MANIFEST_NAME, run.fingerprint)
         else:
             state.begin()
-        todo = [(n, run.logs[n]) for n in run.todo]
         if progress:
-            progress.start(len(todo))
+            progress.start(len(run.todo))
         publication.make_dirs(root_parents(pages))
         # Selection reads every row the state holds: the logs that are gone go first.
         state.forget(run.gone)
@@ -555,7 +556,9 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
                 parted,
             )
 
-        map_logs(todo, staging, pages, options.workers, record, progress, pool=run.pool)
+        map_logs(
+            run.logs, run.todo, staging, pages, options.workers, record, progress, pool=run.pool
+        )
         if run.pool is not None:
             # Idle workers through selection and the trends would count with what this
             # process holds now; the few logs rendered again below rarely need a pool.
@@ -602,8 +605,8 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
                 splice()
         splice()
         contexts = trend_hooks.full_contexts(state, _with_context(again))
-        redone = [(n, run.logs[n]) for n in sorted(again)]
-        map_logs(redone, staging, pages, options.workers, record, contexts=contexts)
+        redone = sorted(again)
+        map_logs(run.logs, redone, staging, pages, options.workers, record, contexts=contexts)
         moves, unpublished = _moves(fresh, on_site, staging, pages)
         previous = set() if full else state.site_files()
         report = _report(run, state, chose, rebuilt=len(fresh))
