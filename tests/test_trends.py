@@ -281,23 +281,38 @@ SEVERITIES = list(Severity)
             st.lists(st.sampled_from(SEVERITIES), max_size=3),  # its own findings
             st.none() | st.sampled_from(SEVERITIES),  # a regression, or none
             st.integers(0, 5),  # start: ties are broken by id
+            st.sampled_from(["a", "ab", "b", "é", "j1", "j10"]),  # ids: prefixes, non-ASCII
         ),
         max_size=30,
+        unique_by=lambda job: job[3],
     ),
     st.integers(1, 8),
 )
-def test_ranking_by_the_states_figures_agrees_with_ranking_summaries(
-    jobs: list[tuple[list[Severity], Severity | None, int]], limit: int
+def test_the_worst_jobs_rank_by_severity_count_then_newest(
+    jobs: list[tuple[list[Severity], Severity | None, int, str]], limit: int
 ) -> None:
-    summaries, figures, extra = [], [], {}
-    for n, (own, regression, start) in enumerate(jobs):
+    summaries, extra = [], {}
+    for own, regression, start, job_id in jobs:
         found = [finding(FindingKind.IDLE, severity) for severity in own]
-        summaries.append(run(f"j{n}", 10, T0 + start, findings=found))
-        worst_rank = max((f.severity.rank for f in found), default=-1)
-        figures.append(insights.Ranked(f"j{n}", worst_rank, len(found), T0 + start))
+        summaries.append(run(job_id, 10, T0 + start, findings=found))
         if regression is not None:
-            extra[f"j{n}"] = finding(FindingKind.REGRESSION, regression)
-    expected = [i.job.job_id for i in insights.worst_jobs(summaries, extra, limit)]
+            extra[job_id] = finding(FindingKind.REGRESSION, regression)
+
+    # The rule in one key: worst severity, then how many, then newest, then the larger id.
+    def key(job: JobSummary) -> tuple[int, int, int, list[int]]:
+        severities = [f.severity.rank for f in insights.all_findings(job, extra)]
+        return (
+            -max(severities),
+            -len(severities),
+            -job.start_time,
+            [-ord(c) for c in job.job_id] + [1],
+        )
+
+    flagged = [job for job in summaries if insights.all_findings(job, extra)]
+    expected = [job.job_id for job in sorted(flagged, key=key)[:limit]]
+    assert [i.job.job_id for i in insights.worst_jobs(summaries, extra, limit)] == expected
+    # As the reduce ranks them, from the figures the state keeps.
+    figures = [insights.ranked(job) for job in summaries]
     assert insights.worst_ids(figures, extra, limit) == expected
 
 

@@ -47,14 +47,9 @@ def worst_jobs(
     jobs: Iterable[JobSummary], extra: Mapping[str, Finding], limit: int = TOP_JOBS
 ) -> list[JobInsight]:
     """Return the jobs with the most severe findings: by worst severity, count, then newest."""
-    found = []
-    for job in jobs:
-        findings = all_findings(job, extra)
-        if findings:
-            found.append(JobInsight(job, findings))
-    found.sort(key=lambda i: (i.job.start_time, i.job.job_id), reverse=True)
-    found.sort(key=lambda i: (-i.findings[0].severity.rank, -len(i.findings)))
-    return found[:limit]
+    by_id = {job.job_id: job for job in jobs}
+    ids = worst_ids(map(ranked, by_id.values()), extra, limit)
+    return [JobInsight(by_id[i], all_findings(by_id[i], extra)) for i in ids]
 
 
 class Ranked(NamedTuple):
@@ -64,6 +59,12 @@ class Ranked(NamedTuple):
     worst_rank: int
     findings: int
     start_time: int
+
+
+def ranked(job: JobSummary) -> Ranked:
+    """Return what ranking a job needs, from its summary (the state keeps the same columns)."""
+    worst_rank = max((f.severity.rank for f in job.findings), default=-1)
+    return Ranked(job.job_id, worst_rank, len(job.findings), job.start_time)
 
 
 def worst_ids(
