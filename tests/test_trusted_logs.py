@@ -130,6 +130,12 @@ def test_several_log_dirs_report_alike_when_trusted(
         quick = trusted(dirs, site)
     assert len(stat_ed) == 4
     same_report(quick, full)
+    # A log added to the second dir: seen, and the site is what a clean build makes.
+    write(other / "added.eventlog", job_lines("added", start_ms=5_000_000_000_000))
+    assert trusted(dirs, site).published == full.published + 1
+    clean = tmp_path / "clean"
+    build(BuildOptions(dirs, clean))
+    assert tree(site) == tree(clean)
 
 
 def test_the_option_and_its_config_key(tmp_path: Path, example_logs: Path) -> None:
