@@ -505,6 +505,7 @@ class State:
         self.forget([key])
         # Only a build that renders records logs: a no-op build imports none of these.
         from sitegen.diagnose.failures import failure_rows
+        from sitegen.diagnose.insights import ranked
         from sitegen.diagnose.recurring import failed, succeeded
         from sitegen.render.api import list_entry
 
@@ -512,7 +513,8 @@ class State:
         blob = _encode(msgspec.structs.replace(outcome, summary=None))
         executors: dict[str, ExecutorStats] = summary.executors if summary else {}
         findings = summary.findings if summary else []
-        worst = max((f.severity.rank for f in findings), default=-1)
+        # Insights ranks by these columns (State.ranked), as it ranks summaries.
+        figures = ranked(summary) if summary else None
         self.db.execute(
             "INSERT INTO log VALUES (" + ",".join("?" * 27) + ")",
             (
@@ -534,8 +536,8 @@ class State:
                 summary.status if summary else None,
                 int(summary is not None and failed(summary)),
                 int(summary is not None and succeeded(summary)),
-                len(findings),
-                worst,
+                figures.findings if figures else 0,
+                figures.worst_rank if figures else -1,
                 summary.tasks if summary else 0,
                 summary.failed_tasks if summary else 0,
                 "\n".join(outcome.roots),
