@@ -416,7 +416,9 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
         return None
     if stored.options != _selection_options(options):
         return None
-    if options.trust_finished_logs and stored.listing == run.listing:
+    trusting = options.trust_finished_logs
+    same_listing = trusting and stored.listing == run.listing
+    if same_listing:
         # The same names as last time: only the logs not finished then can have changed.
         if not _unfinished_unchanged(run, state):
             return None
@@ -426,7 +428,7 @@ def _quick_no_op(run: _Run) -> BuildReport | None:
         return None
     if _noted(state, run.notes):
         return None
-    if options.trust_finished_logs and stored.listing != run.listing:
+    if trusting and not same_listing:
         # Listed anew (first trusted build, a README added): the next one need not stat.
         state.set_listing(stored, run.listing)
     return _report(run, state, stored, rebuilt=0, up_to_date=True)
