@@ -256,8 +256,8 @@ def _stat_each(
                 mtime_ns = _clamped(mtime_ns)
             found.append(make(log_dir, name, name_id, running, st.st_size, mtime_ns, key))
         else:
-            entry = _irregular(log_dir, name, name_id, running, st.st_mode, roots, follow)
-            found.append(msgspec.structs.replace(entry, key=key) if label else entry)
+            entry = _irregular(log_dir, name, name_id, running, st.st_mode, key, roots, follow)
+            found.append(entry)
     return found
 
 
@@ -282,8 +282,7 @@ def _with_numbers(
         elif regular(mode):
             found.append(make(log_dir, name, name_id, running, size, mtime_ns, key))
         else:
-            entry = _irregular(log_dir, name, name_id, running, mode, roots, follow)
-            found.append(msgspec.structs.replace(entry, key=key) if label else entry)
+            found.append(_irregular(log_dir, name, name_id, running, mode, key, roots, follow))
     return found
 
 
@@ -355,6 +354,7 @@ def _irregular(
     name_id: str,
     running: bool,
     mode: int,
+    key: str,
     roots: Sequence[str],
     follow_links: bool,
 ) -> LogFile:
@@ -364,14 +364,14 @@ def _irregular(
     try:
         st = os.stat(path)  # a link's target; else the file again, for its numbers
     except OSError:
-        return LogFile(log_dir, name, name_id, running, 0, 0, name)
+        return LogFile(log_dir, name, name_id, running, 0, 0, key)
     size, mtime_ns = st.st_size, _clamped(st.st_mtime_ns)
     skip = ""
     if link or not stat.S_ISREG(st.st_mode):
         skip = skip_reason(path, link, roots, follow_links) or ""
         if skip:
             size = mtime_ns = 0  # a FIFO's or device's numbers mean nothing
-    return LogFile(log_dir, name, name_id, running, size, mtime_ns, name, skip)
+    return LogFile(log_dir, name, name_id, running, size, mtime_ns, key, skip)
 
 
 def unsafe_id_reason(job_id: str) -> str | None:
