@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder import manifest, pipeline
+from sitegen.builder import manifest, pipeline, trend_hooks
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import (
@@ -524,3 +525,41 @@ def test_changed_logs_agrees_with_comparing_every_identity(
         differ,
         {k for k, _, _ in then - tuples} - differ,
     )
+
+
+# Where the spy below records the processes that spliced pages (a file: workers are forked).
+SPLICED_BY = "SITEGEN_TEST_SPLICED_BY"
+
+
+def _recording_patch_page(task: trend_hooks.PatchTask) -> int | None:
+    """Splice one page as the build would, and record which process did."""
+    with open(os.environ[SPLICED_BY], "a") as record:
+        record.write(f"{os.getpid()}\n")
+    return PATCH_PAGE(task)
+
+
+PATCH_PAGE = trend_hooks.patch_page
+
+
+def test_a_clean_build_splices_run_contexts_in_its_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve runs of one name: two workers splice their pages, as one process would."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(12):
+        write(logs / f"run{n}.eventlog", job_lines(f"run{n}", start_ms=BASE_TIME_MS + n * HOURLY))
+    spliced_by = tmp_path / "spliced-by"
+    monkeypatch.setenv(SPLICED_BY, str(spliced_by))
+    monkeypatch.setattr(trend_hooks, "patch_page", _recording_patch_page)
+    build(BuildOptions(logs, tmp_path / "alone", workers=1))
+    assert spliced_by.read_text().split() == [str(os.getpid())] * 12
+    spliced_by.unlink()
+    build(BuildOptions(logs, tmp_path / "pool", workers=2))
+    pids = spliced_by.read_text().split()
+    assert len(pids) == 12
+    assert str(os.getpid()) not in pids
+    assert tree(tmp_path / "pool") == tree(tmp_path / "alone")
+    # Each page has its neighbours' links (the context was spliced, not left out).
+    page = (tmp_path / "pool" / "jobs" / "run5" / "index.html").read_text()
+    assert "run4" in page and "run6" in page

@@ -217,6 +217,7 @@ FORMAT = 7
 _encode = msgspec.msgpack.Encoder().encode
 _decode_outcome = msgspec.msgpack.Decoder(LogOutcome).decode
 _decode_summary = msgspec.msgpack.Decoder(JobSummary).decode
+decode_summary = _decode_summary  # for a worker given a summary as the state stores it
 _json = msgspec.json.Encoder().encode
 
 _SCHEMA = """
@@ -598,6 +599,13 @@ class State:
         if summary is not None:
             outcome.summary = _decode_summary(summary)
         return outcome
+
+    def page_inputs(self, key: str) -> tuple[LogOutcome, bytes]:
+        """Return one log's outcome (no summary) and its summary as stored, still encoded."""
+        blob, summary = self.db.execute(
+            "SELECT outcome, summary FROM blob WHERE key = ?", (key,)
+        ).fetchone()
+        return _decode_outcome(blob), summary
 
     def flagged(self) -> Iterator[LogOutcome]:
         """Yield the outcomes with problems or a running job, in log order."""

@@ -561,11 +561,6 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         map_logs(
             run.logs, run.todo, staging, pages, options.workers, record, progress, pool=run.pool
         )
-        if run.pool is not None:
-            # Idle workers through selection and the trends would count with what this
-            # process holds now; the few logs rendered again below rarely need a pool.
-            run.pool.shutdown()
-            run.pool = None
         chosen = select(state, options, run.stamp)
         if chosen.leaner_fits_more:
             raise _LeanerSite
@@ -589,7 +584,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         def splice() -> None:
             contexts = trend_hooks.full_contexts(state, _with_context(pending))
             unpatched = trend_hooks.patch_pages(
-                pages, staging, state, run.logs, pending, fresh, contexts
+                pages, staging, state, run.logs, pending, fresh, contexts, options.workers, run.pool
             )
             trend_hooks.discard_renders(pages, staging, unpatched, fresh)
             again.update((n, pending[n]) for n in unpatched)
@@ -606,6 +601,11 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             if len(pending) >= CONTEXT_CHUNK:
                 splice()
         splice()
+        if run.pool is not None:
+            # The workers spliced the pages; idle through the reduce, they would count with
+            # what this process holds then. The few logs rendered again rarely need a pool.
+            run.pool.shutdown()
+            run.pool = None
         contexts = trend_hooks.full_contexts(state, _with_context(again))
         redone = sorted(again)
         map_logs(run.logs, redone, staging, pages, options.workers, record, contexts=contexts)

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder.manifest import DAY_MS, State
+from sitegen.builder.manifest import DAY_MS, LogOutcome, State, decode_summary
+from sitegen.builder.parallel import pool_map
 from sitegen.diagnose import recurring
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import ContextKey, RunContext
@@ -28,6 +29,8 @@ from sitegen.render.pages import PageRenderer
 from sitegen.render.trend_pages import NameRecord, decode_record, encode_record, name_record
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from sitegen.builder.pipeline import Fresh
     from sitegen.eventlog.discover import LogFile
 
@@ -101,6 +104,24 @@ def splice(page: bytes, section: bytes) -> bytes | None:
     return page[: start + len(BEGIN)] + section + page[end:]
 
 
+# One job page to splice in a worker: the renderer, the dir its files are under, the
+# directories they are in, its summary as the state stores it, and its run context.
+PatchTask = tuple[PageRenderer, str, list[str], bytes, RunContext | None]
+
+
+def patch_page(task: PatchTask) -> int | None:
+    """Splice the run context into one written job page; return its size change (None: unmarked)."""
+    pages, root, roots, encoded, context = task
+    summary = decode_summary(encoded)
+    rel = urls.job_page(summary.job_id)
+    old = Path(root, rel).read_bytes()
+    new = splice(old, pages.runs_section(summary, context))
+    if new is None:
+        return None
+    SiteWriter(Path(root), fresh=True, existing=roots).write(rel, new)
+    return len(new) - len(old)
+
+
 def patch_pages(
     pages: PageRenderer,
     staging: Path,
@@ -109,37 +130,39 @@ def patch_pages(
     written: Iterable[int],
     fresh: dict[int, Fresh],
     contexts: Mapping[int, RunContext],
+    workers: int | None = None,
+    pool: Executor | None = None,
 ) -> set[int]:
     """Splice the run context into pages this build wrote; return those that had no markers.
 
-    Each patched log's new context digest and bytes are recorded in the state, and ``fresh``
-    follows.
+    The pages are rendered and written by ``workers`` (``pool``: started earlier): a clean
+    build splices every recurring run's page, which in this one process was a fifth of it.
+    Each patched log's new context digest and bytes are recorded in the state, and
+    ``fresh`` follows.
     """
     from sitegen.builder.mapstep import part_dir
 
+    order = sorted(written)
+    outcomes: list[LogOutcome] = []
+    tasks: list[PatchTask] = []
+    for n in order:
+        outcome, encoded = state.page_inputs(logs[n].key)
+        root = part_dir(staging, n) if fresh[n].parted else staging
+        outcomes.append(outcome)
+        tasks.append((pages, str(root), outcome.roots, encoded, contexts.get(n)))
     unpatched = set()
-    for n in sorted(written):
-        done = fresh[n]
-        log = logs[n]
-        outcome = state.outcome(log.key)
-        summary = outcome.summary
-        assert summary is not None
-        root = part_dir(staging, n) if done.parted else staging
-        rel = urls.job_page(summary.job_id)
-        old = (root / rel).read_bytes()
-        context = contexts.get(n)
-        new = splice(old, pages.runs_section(summary, context))
-        if new is None:
-            unpatched.add(n)
-            continue
-        writer = SiteWriter(root, fresh=True, existing=outcome.roots)
-        writer.write(rel, new)
-        outcome.context_sha256 = context.sha256 if context else ""
-        outcome.bytes += len(new) - len(old)
-        # Its published flag stays as selection set it (a later chunk may read this run as
-        # the baseline of another).
-        state.set_context(log.key, outcome)
-        fresh[n] = done._replace(bytes=outcome.bytes)
+    with pool_map(patch_page, tasks, workers, pool) as changes:
+        for n, outcome, change in zip(order, outcomes, changes, strict=True):
+            if change is None:
+                unpatched.add(n)
+                continue
+            context = contexts.get(n)
+            outcome.context_sha256 = context.sha256 if context else ""
+            outcome.bytes += change
+            # Its published flag stays as selection set it (a later chunk may read this run
+            # as the baseline of another).
+            state.set_context(logs[n].key, outcome)
+            fresh[n] = fresh[n]._replace(bytes=outcome.bytes)
     return unpatched
 
 

@@ -27,7 +27,6 @@ class SiteWriter:
         self.root = root
         self.fresh = fresh
         self._root_text = str(root)
-        self._real_root = os.path.realpath(root)
         # Relative paths as "a/b/c" text: a job writes a dozen files, and building a
         # PurePosixPath for each check cost more than the checks.
         self._written: set[str] = set()
@@ -39,6 +38,11 @@ class SiteWriter:
         self.bytes_written = 0
         if fresh:
             root.mkdir(parents=True, exist_ok=True)
+
+    @functools.cached_property
+    def _real_root(self) -> str:
+        """Return the root's real path (only a writer into an existing tree checks against it)."""
+        return os.path.realpath(self.root)
 
     @property
     def files_written(self) -> int:
