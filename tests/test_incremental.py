@@ -563,3 +563,35 @@ def test_a_clean_build_splices_run_contexts_in_its_workers(
     # Each page has its neighbours' links (the context was spliced, not left out).
     page = (tmp_path / "pool" / "jobs" / "run5" / "index.html").read_text()
     assert "run4" in page and "run6" in page
+
+
+def test_a_full_build_records_as_published_what_it_published(tmp_path: Path) -> None:
+    """Each job is recorded published as mapped; selection flips off a loser and the oldest."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "dup-a.eventlog", job_lines("dup", start_ms=BASE_TIME_MS + 9 * HOURLY))
+    write(logs / "dup-b.eventlog", job_lines("dup", start_ms=BASE_TIME_MS + 8 * HOURLY))
+    for n in range(4):
+        write(logs / f"j{n}.eventlog", job_lines(f"j{n}", start_ms=BASE_TIME_MS + n * HOURLY))
+    (logs / "running.eventlog").write_bytes(b"".join(job_lines("running")[:3]))
+    site = tmp_path / "site"
+    report = build(BuildOptions(logs, site, max_jobs=3))
+    assert report.published == 3
+    on_site = {p.name for p in (site / "jobs").iterdir() if p.is_dir()}
+    assert on_site == {"dup", "j3", "j2"}
+    db = sqlite3.connect(site / STATE)
+    published = {k for (k,) in db.execute("SELECT key FROM log WHERE published")}
+    # The same job id twice: the log that completed later (dup-a, started an hour later) wins.
+    assert published == {"j3.eventlog", "j2.eventlog", "dup-a.eventlog"}
+    for table in ("executor", "failure", "flag"):
+        rows = db.execute(f"SELECT key, published FROM {table}").fetchall()
+        assert all(bool(flag) == (key in published) for key, flag in rows), table
+    (jobs,) = db.execute("SELECT max(jobs) FROM executor_total").fetchone()
+    assert jobs == 3
+    db.close()
+    # The next build starts from those flags: widening nothing, one new job equals clean.
+    write(logs / "j9.eventlog", job_lines("j9", start_ms=BASE_TIME_MS + 20 * HOURLY))
+    build(BuildOptions(logs, site, max_jobs=3))
+    clean = tmp_path / "clean"
+    build(BuildOptions(logs, clean, max_jobs=3))
+    assert tree(site) == tree(clean)

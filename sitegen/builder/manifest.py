@@ -501,9 +501,18 @@ class State:
         blob = _encode(msgspec.structs.replace(outcome, summary=None))
         self.db.execute("UPDATE blob SET outcome = ? WHERE key = ?", (blob, key))
 
-    def put(self, key: str, size: int, mtime_ns: int, outcome: LogOutcome, published: bool) -> None:
-        """Record one log as built now (replacing what was known of it)."""
-        self.forget([key])
+    def put(
+        self,
+        key: str,
+        size: int,
+        mtime_ns: int,
+        outcome: LogOutcome,
+        published: bool,
+        known: bool = True,
+    ) -> None:
+        """Record one log as built now (replacing what was known of it, if ``known``)."""
+        if known:
+            self.forget([key])
         # Only a build that renders records logs: a no-op build imports none of these.
         from sitegen.diagnose.failures import failure_rows
         from sitegen.diagnose.insights import ranked
