@@ -104,6 +104,10 @@ def splice(page: bytes, section: bytes) -> bytes | None:
     return page[: start + len(BEGIN)] + section + page[end:]
 
 
+# Below this many pages to splice, forking workers (no pool was started for the build) costs
+# more than splicing them in this process, at about 1 ms a page.
+POOL_PAGES = 200
+
 # One job page to splice in a worker: the renderer, the dir its files are under, the
 # directories they are in, its summary as the state stores it, and its run context.
 PatchTask = tuple[PageRenderer, str, list[str], bytes, RunContext | None]
@@ -135,8 +139,9 @@ def patch_pages(
 ) -> set[int]:
     """Splice the run context into pages this build wrote; return those that had no markers.
 
-    The pages are rendered and written by ``workers`` (``pool``: started earlier): a clean
-    build splices every recurring run's page, which in this one process was a fifth of it.
+    The pages are rendered and written by ``workers`` (``pool``: started earlier; without
+    one, only for ``POOL_PAGES`` or more): a clean build splices every recurring run's page,
+    which in this one process was a fifth of it.
     Each patched log's new context digest and bytes are recorded in the state, and
     ``fresh`` follows.
     """
@@ -150,6 +155,8 @@ def patch_pages(
         root = part_dir(staging, n) if fresh[n].parted else staging
         outcomes.append(outcome)
         tasks.append((pages, str(root), outcome.roots, encoded, contexts.get(n)))
+    if pool is None and len(tasks) < POOL_PAGES:
+        workers = 1
     unpatched = set()
     with pool_map(patch_page, tasks, workers, pool) as changes:
         for n, outcome, change in zip(order, outcomes, changes, strict=True):
