@@ -563,6 +563,12 @@ def test_a_clean_build_splices_run_contexts_in_its_workers(
     # Each page has its neighbours' links (the context was spliced, not left out).
     page = (tmp_path / "pool" / "jobs" / "run5" / "index.html").read_text()
     assert "run4" in page and "run6" in page
+    # A new run, incrementally: one page to splice is not worth forking workers for.
+    spliced_by.unlink()
+    write(logs / "run12.eventlog", job_lines("run12", start_ms=BASE_TIME_MS + 12 * HOURLY))
+    build(BuildOptions(logs, tmp_path / "pool", workers=2))
+    assert spliced_by.read_text().split() == [str(os.getpid())]
+    assert "run12" in (tmp_path / "pool" / "jobs" / "run11" / "index.html").read_text()
 
 
 def test_a_full_build_records_as_published_what_it_published(tmp_path: Path) -> None:
