@@ -574,13 +574,15 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         chose = figures(chosen, run)
         state.set_chosen(chose)
         index = {log.key: n for n, log in enumerate(run.logs)}
-        mapped.update(fresh)
+        if not full:  # a full build maps every log: a set of all of them tells nothing
+            mapped.update(fresh)
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
         late = {index[key] for key, now in chosen.flips.items() if now} - mapped
         # Recurring jobs: the names whose runs changed get their trend again, from the state's
         # columns; render again each job page whose run context changed.
-        changed = _flag_selection(run, state, fresh, chosen, index)
+        _flag_selection(run, state, fresh, chosen, index)
+        changed = set() if full else _changed(run, fresh, chosen)
         names, days = (state.published_names(), set()) if full else _touched(run, fresh, changed)
         # Pages this build wrote get the new run context spliced in, a chunk at a time; pages
         # already published (and newly published ones, ``late``) are rendered again.
@@ -715,15 +717,18 @@ def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set
 
 def _flag_selection(
     run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, index: dict[str, int]
-) -> set[str]:
-    """Record which logs the site will hold, before the trends are queried; return their keys.
+) -> None:
+    """Record which logs the site will hold, before the trends are queried.
 
-    The keys returned are of the logs mapped, removed, or published or left out anew. What
-    the state knew of the logs flipped by selection alone (not mapped) is read first.
+    What the state knew of the logs flipped by selection alone (not mapped) is read first.
     """
     unread = [key for key in chosen.flips if key not in run.known and index[key] not in fresh]
     run.known.update(state.known(unread))
     state.set_published(chosen.flips.items())
+
+
+def _changed(run: _Run, fresh: dict[int, Fresh], chosen: Selection) -> set[str]:
+    """Return the keys of the logs mapped, removed, or published or left out anew."""
     return {run.logs[n].key for n in fresh} | chosen.flips.keys() | set(run.gone)
 
 
