@@ -601,3 +601,33 @@ def test_a_full_build_records_as_published_what_it_published(tmp_path: Path) -> 
     clean = tmp_path / "clean"
     build(BuildOptions(logs, clean, max_jobs=3))
     assert tree(site) == tree(clean)
+
+
+def test_failures_follow_failure_rows_that_come_go_or_flip(tmp_path: Path) -> None:
+    """Failures is written again whenever a published job's failure rows come, go or flip."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "ok.eventlog", job_lines("ok", start_ms=BASE_TIME_MS))
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    later = BASE_TIME_MS + 10 * HOURLY
+
+    def add_failed(logs: Path) -> None:
+        write(logs / "bad.eventlog", job_lines("bad", outcome="failed", start_ms=later))
+
+    def add_later_success(logs: Path) -> None:
+        # The same job id, completed later and succeeded: the failed log's rows are left out.
+        write(logs / "bad-again.eventlog", job_lines("bad", start_ms=later + HOURLY))
+
+    def remove_later_success(logs: Path) -> None:
+        (logs / "bad-again.eventlog").unlink()
+
+    def remove_failed(logs: Path) -> None:
+        (logs / "bad.eventlog").unlink()
+
+    steps = [(add_failed, True), (add_later_success, False), (remove_later_success, True)]
+    for step, listed in [*steps, (remove_failed, False)]:
+        step(logs)
+        build(BuildOptions(logs, site))
+        assert ('"bad"' in (site / "failures.json").read_text()) is listed, step.__name__
+        assert_same_as_clean(logs, site, tmp_path, step.__name__)

@@ -562,11 +562,14 @@ class State:
         )
         if summary is None:
             return
-        self.db.executemany(
-            "INSERT INTO failure (key, job_id, job_name, start_time, pattern, example, failed_job, "
-            "tasks, published) VALUES (?,?,?,?,?,?,?,?,?)",
-            [(key, *row, int(published)) for row in failure_rows(summary)],
-        )
+        failure = [(key, *row, int(published)) for row in failure_rows(summary)]
+        if failure:
+            self.db.executemany(
+                "INSERT INTO failure (key, job_id, job_name, start_time, pattern, example, "
+                "failed_job, tasks, published) VALUES (?,?,?,?,?,?,?,?,?)",
+                failure,
+            )
+            self._failures_changed()
         named = {f.executor_id for f in findings if f.executor_id is not None}
         self.db.executemany(
             "INSERT INTO flag VALUES (?,?,?,?,?)",
@@ -587,13 +590,17 @@ class State:
         rows = [(k,) for k in keys]
         self.db.executemany("DELETE FROM log WHERE key = ?", rows)
         for table in ("blob", "executor", "failure", "flag"):
-            self.db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
+            cursor = self.db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
+            if table == "failure" and cursor.rowcount > 0:
+                self._failures_changed()
 
     def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
         """Record which reused logs are on the site now."""
         rows = [(int(p), k) for k, p in changes]
         for table in ("log", "executor", "failure", "flag"):
-            self.db.executemany(f"UPDATE {table} SET published = ? WHERE key = ?", rows)
+            cursor = self.db.executemany(f"UPDATE {table} SET published = ? WHERE key = ?", rows)
+            if table == "failure" and cursor.rowcount > 0:
+                self._failures_changed()
 
     def touch(self, times: Iterable[tuple[str, int]]) -> None:
         """Record new modification times of logs whose bytes did not change."""
@@ -727,14 +734,19 @@ class State:
         if data is not None:
             self.db.execute("INSERT INTO name_trend VALUES (?, ?, ?)", (name, runs, data))
 
-    def failure_version(self) -> tuple[int, int, int]:
+    def _failures_changed(self) -> None:
+        """Count one more change of the failure rows (in the build's transaction)."""
+        self.db.execute(
+            "INSERT INTO meta VALUES ('failure_version', '1') ON CONFLICT (name) "
+            "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def failure_version(self) -> int:
         """Return what changes whenever a published job's failure rows come or go."""
-        # Row ids are never reused (AUTOINCREMENT): any insert, delete or (un)publishing moves
-        # one of these, and the sums are taken in SQLite, not in Python row by row.
-        row = self.db.execute(
-            "SELECT count(*), coalesce(sum(id), 0), coalesce(sum(id * published), 0) FROM failure"
-        ).fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
+        # A counter the writers of the failure rows move (put, forget, set_published): summing
+        # the 160,000 rows of 100,000 jobs instead took every incremental build 0.3 s.
+        row = self.db.execute("SELECT value FROM meta WHERE name = 'failure_version'").fetchone()
+        return int(row[0]) if row is not None else 0
 
     def failure_rows(self) -> Iterator[FailureRow]:
         """Yield the published jobs' failure rows, oldest job first, each job's in order."""
