@@ -216,8 +216,8 @@ FORMAT = 7
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 _encode = msgspec.msgpack.Encoder().encode
 _decode_outcome = msgspec.msgpack.Decoder(LogOutcome).decode
-_decode_summary = msgspec.msgpack.Decoder(JobSummary).decode
-decode_summary = _decode_summary  # for a worker given a summary as the state stores it
+# Public: a worker is handed a summary as the state stores it (trend_hooks.patch_page).
+decode_summary = msgspec.msgpack.Decoder(JobSummary).decode
 _json = msgspec.json.Encoder().encode
 
 _SCHEMA = """
@@ -608,15 +608,12 @@ class State:
 
     def outcome(self, key: str) -> LogOutcome:
         """Return one log's whole outcome, summary included."""
-        blob, summary = self.db.execute(
-            "SELECT outcome, summary FROM blob WHERE key = ?", (key,)
-        ).fetchone()
-        outcome = _decode_outcome(blob)
+        outcome, summary = self.page_inputs(key)
         if summary is not None:
-            outcome.summary = _decode_summary(summary)
+            outcome.summary = decode_summary(summary)
         return outcome
 
-    def page_inputs(self, key: str) -> tuple[LogOutcome, bytes]:
+    def page_inputs(self, key: str) -> tuple[LogOutcome, bytes | None]:
         """Return one log's outcome (no summary) and its summary as stored, still encoded."""
         blob, summary = self.db.execute(
             "SELECT outcome, summary FROM blob WHERE key = ?", (key,)
@@ -645,7 +642,7 @@ class State:
         )
         rows = self.db.execute(query + (f" LIMIT {int(limit)}" if limit is not None else ""))
         for (blob,) in rows:
-            yield _decode_summary(blob)
+            yield decode_summary(blob)
 
     def summaries(self, job_ids: Sequence[str]) -> dict[str, JobSummary]:
         """Return the published summaries of the given jobs."""
@@ -656,7 +653,7 @@ class State:
                 f"WHERE published AND job_id IN ({_marks(chunk)})",
                 chunk,
             )
-            found.update((job_id, _decode_summary(blob)) for job_id, blob in rows)
+            found.update((job_id, decode_summary(blob)) for job_id, blob in rows)
         return found
 
     def jobs_json(self) -> Iterator[bytes]:

@@ -152,6 +152,7 @@ def patch_pages(
     tasks: list[PatchTask] = []
     for n in order:
         outcome, encoded = state.page_inputs(logs[n].key)
+        assert encoded is not None  # a written job page is a completed job's
         root = part_dir(staging, n) if fresh[n].parted else staging
         outcomes.append(outcome)
         tasks.append((pages, str(root), outcome.roots, encoded, contexts.get(n)))
