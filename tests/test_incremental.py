@@ -625,8 +625,13 @@ def test_failures_follow_failure_rows_that_come_go_or_flip(tmp_path: Path) -> No
     def remove_failed(logs: Path) -> None:
         (logs / "bad.eventlog").unlink()
 
-    steps = [(add_failed, True), (add_later_success, False), (remove_later_success, True)]
-    for step, listed in [*steps, (remove_failed, False)]:
+    steps = [
+        (add_failed, True),
+        (add_later_success, False),
+        (remove_later_success, True),
+        (remove_failed, False),
+    ]
+    for step, listed in steps:
         step(logs)
         build(BuildOptions(logs, site))
         assert ('"bad"' in (site / "failures.json").read_text()) is listed, step.__name__
