@@ -80,3 +80,18 @@ def test_rows_at_unit_and_rounding_edges(n: int) -> None:
 @example(1 << 42)
 def test_timestamps_are_timestamp_ms_and_timestamp(ms: int) -> None:
     assert f.timestamps(ms) == (f.timestamp_ms(ms), f.timestamp(ms))
+
+
+def test_a_memo_stays_small_and_answers_what_its_function_would() -> None:
+    made: list[int] = []
+
+    def make(n: int) -> str:
+        made.append(n)
+        return f.duration(n)
+
+    memo = f.Memo(make)
+    keys = range(3 * f.MEMO_ENTRIES)
+    assert [memo[n] for n in keys] == [f.duration(n) for n in keys]
+    assert len(memo) <= f.MEMO_ENTRIES  # started over rather than grown
+    assert memo[len(keys) - 1] == f.duration(len(keys) - 1)
+    assert made.count(len(keys) - 1) == 1  # a text still held is not made again

@@ -20,9 +20,10 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard, manifest, parallel, selection
+from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.manifest import DAY_MS, Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age
@@ -182,20 +183,6 @@ def build_timestamp() -> float:
     """Return the build time, honouring SOURCE_DATE_EPOCH for reproducible sites."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     return float(epoch) if epoch else time.time()
-
-
-class Pick(NamedTuple):
-    """What a build keeps of a completed log it mapped: where its name's and day's pages are."""
-
-    job_id: str
-    job_name: str
-    start_time: int
-
-    @classmethod
-    def of(cls, outcome: LogOutcome) -> Pick | None:
-        """Return the pick of a fresh outcome (None when it is not a completed job)."""
-        s = outcome.summary
-        return None if s is None else cls(s.job_id, s.job_name, s.start_time)
 
 
 def select(state: State, options: BuildOptions, now: float) -> Selection:
@@ -535,7 +522,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         # Selection reads every row the state holds: the logs that are gone go first.
         state.forget(run.gone)
         state.touch(run.moved)
-        fresh: dict[int, Fresh] = {}
+        fresh = FreshLogs(len(run.logs))
         again: dict[int, ContextKey | None] = {}  # logs to render again, with their context
         chosen: Selection | None = None
         mapped: set[int] = set()
@@ -555,9 +542,10 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         def record(n: int, outcome: LogOutcome, parted: bool) -> None:
             # Into the state as it arrives: the build holds no log's summary, only its pick.
             log = run.logs[n]
+            job_id = outcome.summary.job_id if outcome.roots and outcome.summary else None
             fresh[n] = Fresh(
                 None if full else Pick.of(outcome),  # for _touched: a full build touches all
-                outcome.summary.job_id if outcome.roots and outcome.summary else None,
+                log.name_id if job_id == log.name_id else job_id,  # one string, not two
                 outcome.files,
                 outcome.bytes,
                 parted,
@@ -687,21 +675,7 @@ def _renderer(run: _Run) -> PageRenderer:
     return pages
 
 
-class Fresh(NamedTuple):
-    """What the build keeps of a log it mapped (its outcome went into the state)."""
-
-    # A full build keeps this of every log: its directories are made from the job id when
-    # moved (mapstep.job_roots), not kept as a list (half of this tuple's memory).
-    pick: Pick | None
-    # The job whose directories the log's files are in (None: it wrote none).
-    job_id: str | None
-    files: int
-    bytes: int
-    # Written into its part directory: another log had claimed the job's directories.
-    parted: bool
-
-
-def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set[str], set[int]]:
+def _touched(run: _Run, fresh: FreshLogs, changed: set[str]) -> tuple[set[str], set[int]]:
     """Return the job names and the UTC days whose published jobs this build may have changed.
 
     Those of the jobs it mapped, and (as the state knew them) of the logs it mapped, removed,
@@ -716,7 +690,7 @@ def _touched(run: _Run, fresh: dict[int, Fresh], changed: set[str]) -> tuple[set
 
 
 def _flag_selection(
-    run: _Run, state: State, fresh: dict[int, Fresh], chosen: Selection, index: dict[str, int]
+    run: _Run, state: State, fresh: FreshLogs, chosen: Selection, index: dict[str, int]
 ) -> None:
     """Record which logs the site will hold, before the trends are queried.
 
@@ -727,13 +701,13 @@ def _flag_selection(
     state.set_published(chosen.flips.items())
 
 
-def _changed(run: _Run, fresh: dict[int, Fresh], chosen: Selection) -> set[str]:
+def _changed(run: _Run, fresh: FreshLogs, chosen: Selection) -> set[str]:
     """Return the keys of the logs mapped, removed, or published or left out anew."""
     return {run.logs[n].key for n in fresh} | chosen.flips.keys() | set(run.gone)
 
 
 def _moves(
-    fresh: dict[int, Fresh], on_site: Callable[[int], bool], staging: Path, pages: PageRenderer
+    fresh: FreshLogs, on_site: Callable[[int], bool], staging: Path, pages: PageRenderer
 ) -> tuple[Iterator[tuple[Path, str]], list[str]]:
     """Return the mapped logs' job moves into the site (made as taken), and the roots not to.
 

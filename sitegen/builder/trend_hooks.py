@@ -31,7 +31,7 @@ from sitegen.render.trend_pages import NameRecord, decode_record, encode_record,
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from sitegen.builder.pipeline import Fresh
+    from sitegen.builder.fresh import FreshLogs
     from sitegen.eventlog.discover import LogFile
 
 BEGIN = b"<!--sitegen:runs-->"
@@ -132,7 +132,7 @@ def patch_pages(
     state: State,
     logs: Sequence[LogFile],
     written: Iterable[int],
-    fresh: dict[int, Fresh],
+    fresh: FreshLogs,
     contexts: Mapping[int, RunContext],
     workers: int | None = None,
     pool: Executor | None = None,
@@ -175,7 +175,7 @@ def patch_pages(
 
 
 def discard_renders(
-    pages: PageRenderer, staging: Path, logs: Iterable[int], fresh: dict[int, Fresh]
+    pages: PageRenderer, staging: Path, logs: Iterable[int], fresh: FreshLogs
 ) -> None:
     """Remove what this build's map step wrote for ``logs``, to render them again."""
     from sitegen.builder.mapstep import job_roots, part_dir

@@ -1,0 +1,41 @@
+"""The columns a build keeps of the logs it mapped behave as a dict of their entries."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+
+SIZE = 40
+entries = st.builds(
+    Fresh,
+    st.none() | st.builds(Pick, st.text(max_size=3), st.text(max_size=3), st.integers(0, 9)),
+    st.none() | st.text(max_size=4),
+    st.integers(0, 2**31 - 1),
+    st.integers(0, 2**63 - 1),
+    st.booleans(),
+)
+steps = st.lists(
+    st.tuples(st.sampled_from(["set", "del"]), st.integers(-1, SIZE), entries), max_size=60
+)
+
+
+@given(steps)
+def test_fresh_logs_are_a_dict_by_position_iterated_in_order(script: list) -> None:
+    table, model = FreshLogs(SIZE), {}
+    for op, n, entry in script:
+        if op == "set" and 0 <= n < SIZE:
+            table[n] = model[n] = entry
+        elif n in model:
+            del table[n], model[n]
+        else:
+            with pytest.raises(KeyError):
+                del table[n]
+        assert len(table) == len(model)
+    assert list(table) == sorted(model)
+    assert dict(table.items()) == model
+    for n in range(-1, SIZE + 1):
+        assert (n in table) == (n in model)
+        assert table.get(n) == model.get(n)
