@@ -9,7 +9,8 @@ from pathlib import Path
 
 from sitegen.builder.parallel import pool_map
 from sitegen.eventlog.classify import Candidate, duplicates, judge
-from sitegen.eventlog.discover import LogFile, discover_all
+from sitegen.eventlog.discover import discover_all
+from sitegen.eventlog.logfiles import LogFile
 from sitegen.model import Classification, JobSummary, Problem, Severity
 
 
@@ -61,7 +62,7 @@ def check_log(log: LogFile) -> CheckedLog:
     return CheckedLog(log.key, read.classification, verdict.problems, candidate, summary)
 
 
-def _check_all(logs: list[LogFile], workers: int | None) -> list[CheckedLog]:
+def _check_all(logs: Sequence[LogFile], workers: int | None) -> list[CheckedLog]:
     """Check every log, in parallel when it pays (reading dominates)."""
     with pool_map(check_log, logs, workers) as checked:
         return list(checked)

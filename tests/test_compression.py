@@ -8,7 +8,8 @@ import pytest
 import zstandard
 
 from sitegen.builder.pipeline import BuildOptions, build
-from sitegen.eventlog.discover import discover, split_name
+from sitegen.eventlog.discover import discover
+from sitegen.eventlog.logfiles import split_name
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification
 from tests.logs import job_lines, write

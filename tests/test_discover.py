@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sitegen.eventlog import discover as discovery
-from sitegen.eventlog.discover import LogFile, discover
+from sitegen.eventlog.discover import discover
+from sitegen.eventlog.logfiles import LogFile
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the parallel stat is Linux-only")
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+from sitegen.eventlog.logfiles import LogFile
 
 SIZE = 40
 entries = st.builds(
     Fresh,
     st.none() | st.builds(Pick, st.text(max_size=3), st.text(max_size=3), st.integers(0, 9)),
-    st.none() | st.text(max_size=4),
+    st.none() | st.sampled_from(["0", "1", "2"]) | st.text(max_size=4),  # some their log's
     st.integers(0, 2**31 - 1),
     st.integers(0, 2**63 - 1),
     st.booleans(),
@@ -24,7 +27,10 @@ steps = st.lists(
 
 @given(steps)
 def test_fresh_logs_are_a_dict_by_position_iterated_in_order(script: list) -> None:
-    table, model = FreshLogs(SIZE), {}
+    logs = [
+        LogFile(Path("d"), f"{n}.eventlog", str(n % 3), False, 1, 1, str(n)) for n in range(SIZE)
+    ]
+    table, model = FreshLogs(logs), {}
     for op, n, entry in script:
         if op == "set" and 0 <= n < SIZE:
             table[n] = model[n] = entry

@@ -2,21 +2,23 @@
 
 A full build maps every log and keeps this of each until it publishes: as a dict of
 tuples it was about 270 bytes a log (27 MB of the main process at 100,000 logs); in
-columns it is 22 bytes and the job id, which is mostly the log's own name's string.
+columns it is 22 bytes, and the job id only where the log's file name gives another.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from sitegen.builder.manifest import LogOutcome
+    from sitegen.eventlog.logfiles import LogFile
 
-# The state column's values: no entry, an entry, an entry written into its part directory.
-_ABSENT, _HELD, _PARTED = 0, 1, 2
-_ANY_ENTRY = bytes([_ABSENT, _HELD, _HELD]) + bytes(253)  # parted or not, as _HELD
+# Each position's flags: an entry is held; it was written into its part directory; its
+# job id is the one its log's file name gives (not kept a second time).
+_HELD, _PARTED, _NAMED = 1, 2, 4
+_ANY_ENTRY = bytes([0] + [_HELD] * 255)  # every nonzero flag byte, as _HELD
 
 
 class Pick(NamedTuple):
@@ -50,27 +52,32 @@ class Fresh(NamedTuple):
 class FreshLogs(MutableMapping[int, Fresh]):
     """The ``Fresh`` entries of the logs a build mapped, by position; iterated in order."""
 
-    def __init__(self, count: int) -> None:
-        self._state = bytearray(count)
+    def __init__(self, logs: Sequence[LogFile]) -> None:
+        count = len(logs)
+        self._logs = logs
+        self._flags = bytearray(count)
         self._files = array("i", [0]) * count
         self._bytes = array("q", [0]) * count
-        self._job_ids: list[str | None] = [None] * count
+        self._job_ids: list[str | None] = [None] * count  # those not their log's name id
         self._picks: dict[int, Pick] = {}  # the few an incremental build maps
         self._len = 0
 
     def __getitem__(self, n: int) -> Fresh:
         if n not in self:
             raise KeyError(n)
-        parted = self._state[n] == _PARTED
-        return Fresh(self._picks.get(n), self._job_ids[n], self._files[n], self._bytes[n], parted)
+        flags = self._flags[n]
+        job_id = self._logs[n].name_id if flags & _NAMED else self._job_ids[n]
+        parted = bool(flags & _PARTED)
+        return Fresh(self._picks.get(n), job_id, self._files[n], self._bytes[n], parted)
 
     def __setitem__(self, n: int, entry: Fresh) -> None:
-        if self._state[n] == _ABSENT:
+        if n not in self:
             self._len += 1
-        self._state[n] = _PARTED if entry.parted else _HELD
+        named = entry.job_id is not None and entry.job_id == self._logs[n].name_id
+        self._flags[n] = _HELD | (_PARTED if entry.parted else 0) | (_NAMED if named else 0)
+        self._job_ids[n] = None if named else entry.job_id
         self._files[n] = entry.files
         self._bytes[n] = entry.bytes
-        self._job_ids[n] = entry.job_id
         if entry.pick is not None:
             self._picks[n] = entry.pick
         else:
@@ -79,17 +86,17 @@ class FreshLogs(MutableMapping[int, Fresh]):
     def __delitem__(self, n: int) -> None:
         if n not in self:
             raise KeyError(n)
-        self._state[n] = _ABSENT
+        self._flags[n] = 0
         self._job_ids[n] = None
         self._picks.pop(n, None)
         self._len -= 1
 
     def __contains__(self, n: object) -> bool:
-        return isinstance(n, int) and 0 <= n < len(self._state) and self._state[n] != _ABSENT
+        return isinstance(n, int) and 0 <= n < len(self._flags) and self._flags[n] != 0
 
     def __iter__(self) -> Iterator[int]:
         # find() in C, not a test of every position: an incremental build maps a few logs.
-        held = self._state.translate(_ANY_ENTRY)
+        held = self._flags.translate(_ANY_ENTRY)
         n = held.find(_HELD)
         while n >= 0:
             yield n

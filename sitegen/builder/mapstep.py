@@ -19,7 +19,7 @@ from sitegen.builder.parallel import pool_map
 from sitegen.diagnose.failures import task_error_patterns
 from sitegen.diagnose.recurring import RunContext
 from sitegen.eventlog.classify import judge
-from sitegen.eventlog.discover import LogFile
+from sitegen.eventlog.logfiles import LogFile
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import LogRead, read_log, refused
 from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir

@@ -30,7 +30,6 @@ from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
 from sitegen.errors import PublishError, SitegenError, UsageError
 from sitegen.eventlog.discover import (
-    LogFile,
     check_log_dir,
     discover_all,
     discover_keys,
@@ -38,6 +37,7 @@ from sitegen.eventlog.discover import (
     key_prefixes,
     list_dirs,
 )
+from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
 from sitegen.publish.buildlock import exclusive
@@ -278,7 +278,7 @@ class _Run:
     pool: Executor | None = None
 
     @functools.cached_property
-    def logs(self) -> list[LogFile]:
+    def logs(self) -> LogList:
         """Return every log, stat-ed, in order (made when first needed: see _quick_no_op)."""
         options = self.options
         return discover_all(options.log_dirs, options.follow_links, self.listings)
@@ -465,10 +465,10 @@ def _plan(run: _Run) -> None:
     run.gone = sorted(gone)
     noted = _noted(state, run.notes)
     run.known = state.known(differ | noted | set(run.gone))
-    for n, log in enumerate(run.logs):
-        key = log.key
+    for n, key in enumerate(run.logs.keys):
         if key not in differ and key not in noted:
             continue
+        log = run.logs[n]
         known = run.known.get(key)
         if key in noted or known is None or not _unchanged(log, known):
             todo.append(n)
@@ -522,7 +522,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         # Selection reads every row the state holds: the logs that are gone go first.
         state.forget(run.gone)
         state.touch(run.moved)
-        fresh = FreshLogs(len(run.logs))
+        fresh = FreshLogs(run.logs)
         again: dict[int, ContextKey | None] = {}  # logs to render again, with their context
         chosen: Selection | None = None
         mapped: set[int] = set()
@@ -534,18 +534,17 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             # not map stays as it was unless flipped (a log rendered again below is published).
             if full:
                 first = fresh[n].job_id is not None
-                return first if chosen is None else chosen.flips.get(run.logs[n].key, first)
+                return first if chosen is None else chosen.flips.get(run.logs.keys[n], first)
             if chosen is None:
                 return False  # none is until selected
-            return chosen.flips.get(run.logs[n].key, n not in mapped)
+            return chosen.flips.get(run.logs.keys[n], n not in mapped)
 
         def record(n: int, outcome: LogOutcome, parted: bool) -> None:
             # Into the state as it arrives: the build holds no log's summary, only its pick.
             log = run.logs[n]
-            job_id = outcome.summary.job_id if outcome.roots and outcome.summary else None
             fresh[n] = Fresh(
                 None if full else Pick.of(outcome),  # for _touched: a full build touches all
-                log.name_id if job_id == log.name_id else job_id,  # one string, not two
+                outcome.summary.job_id if outcome.roots and outcome.summary else None,
                 outcome.files,
                 outcome.bytes,
                 parted,
@@ -561,12 +560,12 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
             raise _LeanerSite
         chose = figures(chosen, run)
         state.set_chosen(chose)
-        index = {log.key: n for n, log in enumerate(run.logs)}
+        index = run.logs.position
         if not full:  # a full build maps every log: a set of all of them tells nothing
             mapped.update(fresh)
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
-        late = {index[key] for key, now in chosen.flips.items() if now} - mapped
+        late = {index(key) for key, now in chosen.flips.items() if now} - mapped
         # Recurring jobs: the names whose runs changed get their trend again, from the state's
         # columns; render again each job page whose run context changed.
         _flag_selection(run, state, fresh, chosen, index)
@@ -590,7 +589,7 @@ def _rebuild(run: _Run, progress: Progress | None) -> BuildReport:
         for update in trend_hooks.update_trends(state, names, pages, writer):
             days |= update.days
             for key, context_key, stale in update.runs:
-                n = index[key]
+                n = index(key)
                 if n in late:
                     again[n] = context_key
                 elif stale:
@@ -690,20 +689,20 @@ def _touched(run: _Run, fresh: FreshLogs, changed: set[str]) -> tuple[set[str], 
 
 
 def _flag_selection(
-    run: _Run, state: State, fresh: FreshLogs, chosen: Selection, index: dict[str, int]
+    run: _Run, state: State, fresh: FreshLogs, chosen: Selection, index: Callable[[str], int]
 ) -> None:
     """Record which logs the site will hold, before the trends are queried.
 
     What the state knew of the logs flipped by selection alone (not mapped) is read first.
     """
-    unread = [key for key in chosen.flips if key not in run.known and index[key] not in fresh]
+    unread = [key for key in chosen.flips if key not in run.known and index(key) not in fresh]
     run.known.update(state.known(unread))
     state.set_published(chosen.flips.items())
 
 
 def _changed(run: _Run, fresh: FreshLogs, chosen: Selection) -> set[str]:
     """Return the keys of the logs mapped, removed, or published or left out anew."""
-    return {run.logs[n].key for n in fresh} | chosen.flips.keys() | set(run.gone)
+    return {run.logs.keys[n] for n in fresh} | chosen.flips.keys() | set(run.gone)
 
 
 def _moves(
@@ -773,8 +772,13 @@ def _in_log_order(run: _Run, keys: Collection[str]) -> list[str]:
         labels = {label: n for n, label in enumerate(key_prefixes(run.options.log_dirs))}
         # In one log dir a key is the file name; in several, its dir's label first.
         return sorted(keys, key=lambda key: (labels.get(key[: key.find("/") + 1], 0), key))
-    order = {log.key: n for n, log in enumerate(run.logs)}
-    return sorted(keys & order.keys(), key=order.__getitem__)
+    there = []
+    for key in keys:
+        try:
+            there.append((run.logs.position(key), key))
+        except KeyError:  # a log the state holds that is gone
+            continue
+    return [key for _, key in sorted(there)]
 
 
 def _report(

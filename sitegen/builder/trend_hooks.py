@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from sitegen.builder.fresh import FreshLogs
-    from sitegen.eventlog.discover import LogFile
+    from sitegen.eventlog.logfiles import LogFile
 
 BEGIN = b"<!--sitegen:runs-->"
 END = b"<!--/sitegen:runs-->"

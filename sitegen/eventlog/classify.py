@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from sitegen.eventlog.discover import LogFile, unsafe_id_reason
+from sitegen.eventlog.discover import unsafe_id_reason
+from sitegen.eventlog.logfiles import LogFile
 from sitegen.model import Classification, Problem, ProblemKind
 
 if TYPE_CHECKING:

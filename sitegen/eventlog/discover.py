@@ -15,40 +15,9 @@ import msgspec
 
 from sitegen.errors import UsageError
 from sitegen.eventlog.filekind import skip_reason
+from sitegen.eventlog.logfiles import LogFile, LogList, split_name
 
-# Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
-# Operators and CI compress finished logs; those are streamed, never unpacked (reader.open_log).
-SUFFIXES = (".eventlog", ".eventlog.running", ".eventlog.gz", ".eventlog.zst")
 MAX_ID_BYTES = 200
-
-
-class LogFile(msgspec.Struct, frozen=True, gc=False):
-    """One candidate log: where it is and the job id its name suggests."""
-
-    directory: Path
-    name: str
-    name_id: str
-    running: bool
-    size: int
-    mtime_ns: int
-    # How reports and the manifest name the log: the file name, prefixed with its
-    # directory's name when several event-log dirs are read.
-    key: str = ""
-    # Why the log is not read at all (a FIFO, a link out of the log dirs: see filekind).
-    skip: str = ""
-
-    @property
-    def path(self) -> Path:
-        """Return the log's path (made on demand: most logs of a build are never opened)."""
-        return self.directory / self.name
-
-
-def split_name(name: str) -> tuple[str, bool] | None:
-    """Return (job id from the file name, running?) for a log file name, else None."""
-    for suffix in SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)], suffix.endswith(".running")
-    return None
 
 
 def check_log_dir(log_dir: Path) -> None:
@@ -82,7 +51,7 @@ def discover_all(
     log_dirs: Sequence[Path],
     follow_links: bool = False,
     listings: Sequence[list[str]] | None = None,
-) -> list[LogFile]:
+) -> LogList:
     """List the logs of every dir in order; with several dirs, keys name the dir too.
 
     ``listings``: each dir's names as ``list_dirs`` gave them (default: listed now).
@@ -90,26 +59,27 @@ def discover_all(
     roots = [os.path.realpath(d) for d in log_dirs]
     if listings is None:
         listings = list_dirs(log_dirs)
-    found = []
-    for log_dir, label, names in zip(log_dirs, key_prefixes(log_dirs), listings, strict=True):
-        found += discover(log_dir, roots, follow_links, names, label)
+    labels = key_prefixes(log_dirs)
+    if len(log_dirs) == 1:
+        return discover(log_dirs[0], roots, follow_links, listings[0], labels[0])
+    found = LogList()
+    for log_dir, label, names in zip(log_dirs, labels, listings, strict=True):
+        found.extend(discover(log_dir, roots, follow_links, names, label))
     return found
 
 
 def discover_keys(
     log_dirs: Sequence[Path], keys: Collection[str], follow_links: bool = False
-) -> list[LogFile] | None:
+) -> LogList | None:
     """Stat the logs of ``keys`` alone, as a listing named them; None if a key names no log."""
     roots = [os.path.realpath(d) for d in log_dirs]
-    found = []
+    found = LogList()
     for log_dir, label in zip(log_dirs, key_prefixes(log_dirs), strict=True):
-        candidates = []
-        for name in sorted(key[len(label) :] for key in keys if key.startswith(label)):
-            parsed = split_name(name)
-            if parsed is None:
-                return None
-            candidates.append((name, *parsed))
-        found += _stat_each(log_dir, -1, candidates, roots, follow_links, label)
+        names = sorted(key[len(label) :] for key in keys if key.startswith(label))
+        if not all(map(split_name, names)):
+            return None
+        found.start_dir(log_dir)
+        _stat_each(found, log_dir, -1, names, roots, follow_links, label)
     return found if len(found) == len(keys) else None
 
 
@@ -132,7 +102,7 @@ def discover(
     follow_links: bool = False,
     names: list[str] | None = None,
     label: str = "",
-) -> list[LogFile]:
+) -> LogList:
     """List every log in ``log_dir``, sorted by name so builds are deterministic.
 
     ``roots``: the real paths of every event-log dir, which links may lead into
@@ -145,18 +115,14 @@ def discover(
         names = list_dirs([log_dir])[0]
     names = sorted(names)
     # A comprehension for the plain logs (nearly all): a loop with calls cost 0.1 s a 100,000.
-    candidates: list[Candidate] = [
-        (name, name[:-9], False) for name in names if name.endswith(".eventlog") and len(name) > 9
-    ]
+    candidates = [name for name in names if name.endswith(".eventlog") and len(name) > 9]
     if len(candidates) < len(names):  # other suffixes, or other files (a README, say)
-        others = [
-            (name, *parsed)
-            for name in names
-            if not name.endswith(".eventlog") and (parsed := split_name(name))
-        ]
+        others = [n for n in names if not n.endswith(".eventlog") and split_name(n)]
         if others:
             candidates += others
-            candidates.sort()  # by name, as listed (no two entries share one)
+            candidates.sort()
+    found = LogList()
+    found.start_dir(log_dir)
     try:
         fd = os.open(log_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -167,25 +133,27 @@ def discover(
         cut = len(candidates) // 2 if _may_fork(len(candidates)) else len(candidates)
         child = None
         if cut < len(candidates):
-            child = _StatChild.start(fd, [c[0] for c in candidates[cut:]])
-        found = _stat_each(log_dir, fd, candidates[:cut], roots, follow_links, label)
+            child = _StatChild.start(fd, candidates[cut:])
+        _stat_each(found, log_dir, fd, candidates[:cut], roots, follow_links, label)
         numbers = child.numbers() if child is not None else None
         if numbers is None:
-            found += _stat_each(log_dir, fd, candidates[cut:], roots, follow_links, label)
+            _stat_each(found, log_dir, fd, candidates[cut:], roots, follow_links, label)
         else:
-            found += _with_numbers(log_dir, candidates[cut:], numbers, roots, follow_links, label)
+            _with_numbers(found, log_dir, candidates[cut:], numbers, roots, follow_links, label)
     finally:
         os.close(fd)
     if not "".join(names).isascii():  # one scan in C; only then a look at each name
-        found = [_undecodable(log) if not log.name.isascii() else log for log in found]
+        for n, name in enumerate(found.names):
+            if not name.isascii() and (odd := _undecodable(found[n])) is not None:
+                found.replace(n, odd)
     return found
 
 
-def _undecodable(log: LogFile) -> LogFile:
-    """Return the entry of a log whose file name is not UTF-8 as one that is not read."""
+def _undecodable(log: LogFile) -> LogFile | None:
+    """Return the entry of a log whose file name is not UTF-8 as one that is not read, else None."""
     try:
         log.name.encode("utf-8")
-        return log
+        return None
     except UnicodeEncodeError:
         pass
 
@@ -214,7 +182,6 @@ def _clamped(mtime_ns: int) -> int:
 
 # Candidates from which a forked child stats half of them (Linux, no other thread running).
 PARALLEL_STAT = 20_000
-Candidate = tuple[str, str, bool]  # file name, job id from it, running?
 
 
 def _may_fork(count: int) -> bool:
@@ -224,66 +191,60 @@ def _may_fork(count: int) -> bool:
 
 
 def _stat_each(
+    found: LogList,
     log_dir: Path,
     fd: int,
-    candidates: Sequence[Candidate],
+    names: Sequence[str],
     roots: Sequence[str],
     follow: bool,
     label: str = "",
-) -> list[LogFile]:
-    """Return the entry of each candidate, one ``lstat`` each relative to the dir's ``fd``.
+) -> None:
+    """Add each named log to ``found``, one ``lstat`` each relative to the dir's ``fd``.
 
     ``fd`` -1: by path (a few logs, not worth opening the dir).
     """
     # Relative to an open descriptor of the dir (a link's target is stat-ed too): a directory
     # of 100,000 logs is listed on every build, also when nothing changed. Path or DirEntry
     # objects per file would cost more than the calls themselves.
-    found = []
-    lstat, regular, make = os.lstat, stat.S_ISREG, LogFile
+    lstat, regular, add = os.lstat, stat.S_ISREG, found.add_plain
     prefix = f"{os.fspath(log_dir)}/" if fd < 0 else ""
     dir_fd = None if fd < 0 else fd
-    for name, name_id, running in candidates:
+    for name in names:
         key = f"{label}{name}" if label else name
         try:
             st = lstat(f"{prefix}{name}" if prefix else name, dir_fd=dir_fd)
         except OSError:
-            # Listed all the same: reading it reports why it is unreadable.
-            found.append(make(log_dir, name, name_id, running, 0, 0, key))
+            add(name, key, 0, 0)  # listed all the same: reading it reports why it is unreadable
             continue
         if regular(st.st_mode):
             mtime_ns = st.st_mtime_ns
             if not MIN_NS <= mtime_ns <= MAX_NS:
                 mtime_ns = _clamped(mtime_ns)
-            found.append(make(log_dir, name, name_id, running, st.st_size, mtime_ns, key))
+            add(name, key, st.st_size, mtime_ns)
         else:
-            entry = _irregular(log_dir, name, name_id, running, st.st_mode, key, roots, follow)
-            found.append(entry)
-    return found
+            found.add(_irregular(log_dir, name, st.st_mode, key, roots, follow))
 
 
 def _with_numbers(
+    found: LogList,
     log_dir: Path,
-    candidates: Sequence[Candidate],
+    names: Sequence[str],
     numbers: Sequence[int],
     roots: Sequence[str],
     follow: bool,
     label: str = "",
-) -> list[LogFile]:
-    """Return the entry of each candidate from its ``(mode, size, mtime_ns)`` (mode -1: failed)."""
-    found = []
-    regular, make = stat.S_ISREG, LogFile
+) -> None:
+    """Add each named log to ``found`` from its ``(mode, size, mtime_ns)`` (mode -1: failed)."""
+    regular, add = stat.S_ISREG, found.add_plain
     triples = iter(numbers)
-    for (name, name_id, running), mode, size, mtime_ns in zip(
-        candidates, triples, triples, triples, strict=True
-    ):
+    for name, mode, size, mtime_ns in zip(names, triples, triples, triples, strict=True):
         key = f"{label}{name}" if label else name
         if mode < 0:
-            found.append(make(log_dir, name, name_id, running, 0, 0, key))
+            add(name, key, 0, 0)
         elif regular(mode):
-            found.append(make(log_dir, name, name_id, running, size, mtime_ns, key))
+            add(name, key, size, mtime_ns)
         else:
-            found.append(_irregular(log_dir, name, name_id, running, mode, key, roots, follow))
-    return found
+            found.add(_irregular(log_dir, name, mode, key, roots, follow))
 
 
 class _StatChild:
@@ -351,14 +312,15 @@ def _lstat_numbers(fd: int, names: Sequence[str]) -> array[int]:
 def _irregular(
     log_dir: Path,
     name: str,
-    name_id: str,
-    running: bool,
     mode: int,
     key: str,
     roots: Sequence[str],
     follow_links: bool,
 ) -> LogFile:
     """Return the entry of a log that is a link or not a regular file (with why it is skipped)."""
+    parsed = split_name(name)
+    assert parsed is not None  # only log names are stat-ed
+    name_id, running = parsed
     path = f"{os.fspath(log_dir)}/{name}"
     link = stat.S_ISLNK(mode)
     try:
