@@ -573,6 +573,25 @@ def test_a_clean_build_splices_run_contexts_in_its_workers(
     assert "run12" in (tmp_path / "pool" / "jobs" / "run11" / "index.html").read_text()
 
 
+def test_baselines_decoded_a_few_at_a_time_give_the_same_contexts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run contexts made two baselines at a time equal those made all at once."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(7):
+        write(logs / f"run{n}.eventlog", job_lines(f"run{n}", start_ms=BASE_TIME_MS + n * HOURLY))
+    build(BuildOptions(logs, tmp_path / "at-once", workers=1))
+    monkeypatch.setattr(trend_hooks, "BASELINES_AT_ONCE", 2)
+    build(BuildOptions(logs, tmp_path / "by-two", workers=1))
+    assert tree(tmp_path / "by-two") == tree(tmp_path / "at-once")
+    # Each page compares its run with its baseline, the run before it (all succeeded).
+    for n in range(1, 7):
+        page = (tmp_path / "by-two" / "jobs" / f"run{n}" / "index.html").read_text()
+        assert "Compared with the previous successful run" in page
+        assert f'href="../../jobs/run{n - 1}/index.html"' in page
+
+
 def test_a_full_build_records_as_published_what_it_published(tmp_path: Path) -> None:
     """Each job is recorded published as mapped; selection flips off a loser and the oldest."""
     logs = tmp_path / "logs"

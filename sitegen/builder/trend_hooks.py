@@ -78,13 +78,29 @@ def update_trends(
         yield update
 
 
+# Baseline summaries decoded at a time. A chunk of contexts has nearly as many baselines as
+# runs (each run's previous successful one): decoding a whole chunk's at once grew the main
+# process by 15 MB at 100,000 jobs (4 MB at 10,000), for a moment that set its peak.
+BASELINES_AT_ONCE = 100
+
+
 def full_contexts(state: State, keys: Mapping[int, ContextKey]) -> dict[int, RunContext]:
     """Return the whole context of each key (the baselines' figures decoded), by log index."""
-    baselines = state.summaries(sorted({k.baseline for k in keys.values() if k.baseline}))
-    return {
-        n: recurring.run_context(key, baselines[key.baseline] if key.baseline else None)
-        for n, key in keys.items()
-    }
+    made: dict[int, RunContext] = {}
+    runs_of: dict[str, list[int]] = {}  # the runs of each baseline, by log index
+    for n, key in keys.items():
+        if key.baseline:
+            runs_of.setdefault(key.baseline, []).append(n)
+        else:
+            made[n] = recurring.run_context(key, None)
+    wanted = sorted(runs_of)
+    for start in range(0, len(wanted), BASELINES_AT_ONCE):
+        chunk = wanted[start : start + BASELINES_AT_ONCE]
+        baselines = state.summaries(chunk)
+        for job_id in chunk:
+            for n in runs_of[job_id]:
+                made[n] = recurring.run_context(keys[n], baselines[job_id])
+    return {n: made[n] for n in keys}
 
 
 def stored_records(state: State, names: Iterable[str] | None = None) -> list[NameRecord]:

@@ -120,7 +120,7 @@ def discover(
         others = [n for n in names if not n.endswith(".eventlog") and split_name(n)]
         if others:
             candidates += others
-            candidates.sort()
+            candidates.sort()  # by name, as listed
     found = LogList()
     found.start_dir(log_dir)
     try:

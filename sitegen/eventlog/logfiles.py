@@ -56,8 +56,8 @@ class LogList(Sequence[LogFile]):
         self.names: list[str] = []  # the same strings as ``keys`` while no dir has a label
         self.sizes = array("q")
         self.times = array("q")  # modification times, in nanoseconds
-        self._dirs: list[tuple[int, Path]] = []  # each dir's first position, in order
-        self._starts: list[int] = []
+        self._dirs: list[Path] = []
+        self._starts: list[int] = []  # each dir's first position
         self._odd: dict[int, LogFile] = {}  # skipped, or named otherwise than by their file
         # Positions by key when some dir's keys are out of order ({}: none is), made when asked.
         self._where: dict[str, int] | None = None
@@ -72,7 +72,7 @@ class LogList(Sequence[LogFile]):
 
     def start_dir(self, directory: Path) -> None:
         """Begin the logs of ``directory`` (each dir's logs follow one another)."""
-        self._dirs.append((len(self.keys), directory))
+        self._dirs.append(directory)
         self._starts.append(len(self.keys))
 
     def add_plain(self, name: str, key: str, size: int, mtime_ns: int) -> None:
@@ -81,10 +81,11 @@ class LogList(Sequence[LogFile]):
         self.names.append(name)
         self.sizes.append(size)
         self.times.append(mtime_ns)
+        self._where = None
 
     def add(self, log: LogFile) -> None:
         """Append any log (of the current dir, or a dir of its own)."""
-        if not self._dirs or self._dirs[-1][1] != log.directory:
+        if not self._dirs or self._dirs[-1] != log.directory:
             self.start_dir(log.directory)
         if log.skip or split_name(log.name) != (log.name_id, log.running) or not log.key:
             self._odd[len(self.keys)] = log
@@ -101,14 +102,14 @@ class LogList(Sequence[LogFile]):
     def extend(self, other: LogList) -> None:
         """Append the logs of ``other``."""
         offset = len(self.keys)
-        for start, directory in other._dirs:
-            self._dirs.append((start + offset, directory))
-            self._starts.append(start + offset)
+        self._dirs += other._dirs
+        self._starts += [start + offset for start in other._starts]
         self.keys += other.keys
         self.names += other.names
         self.sizes += other.sizes
         self.times += other.times
         self._odd.update((n + offset, log) for n, log in other._odd.items())
+        self._where = None
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -132,7 +133,7 @@ class LogList(Sequence[LogFile]):
         name = self.names[n]
         parsed = split_name(name)
         assert parsed is not None  # only log names are listed
-        directory = self._dirs[bisect_left(self._starts, n + 1) - 1][1]
+        directory = self._dirs[bisect_left(self._starts, n + 1) - 1]
         return LogFile(directory, name, *parsed, self.sizes[n], self.times[n], self.keys[n])
 
     def __iter__(self) -> Iterator[LogFile]:
