@@ -543,14 +543,19 @@ def _recording_patch_page(task: trend_hooks.PatchTask) -> int | None:
 PATCH_PAGE = trend_hooks.patch_page
 
 
+def _hourly_runs(logs: Path, count: int) -> Path:
+    """Write ``count`` completed runs of one job name, 15 minutes apart, into a new ``logs``."""
+    logs.mkdir()
+    for n in range(count):
+        write(logs / f"run{n}.eventlog", job_lines(f"run{n}", start_ms=BASE_TIME_MS + n * HOURLY))
+    return logs
+
+
 def test_a_clean_build_splices_run_contexts_in_its_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Twelve runs of one name: two workers splice their pages, as one process would."""
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for n in range(12):
-        write(logs / f"run{n}.eventlog", job_lines(f"run{n}", start_ms=BASE_TIME_MS + n * HOURLY))
+    logs = _hourly_runs(tmp_path / "logs", 12)
     spliced_by = tmp_path / "spliced-by"
     monkeypatch.setenv(SPLICED_BY, str(spliced_by))
     monkeypatch.setattr(trend_hooks, "patch_page", _recording_patch_page)
@@ -577,10 +582,7 @@ def test_baselines_decoded_a_few_at_a_time_give_the_same_contexts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Run contexts made two baselines at a time equal those made all at once."""
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for n in range(7):
-        write(logs / f"run{n}.eventlog", job_lines(f"run{n}", start_ms=BASE_TIME_MS + n * HOURLY))
+    logs = _hourly_runs(tmp_path / "logs", 7)
     build(BuildOptions(logs, tmp_path / "at-once", workers=1))
     monkeypatch.setattr(trend_hooks, "BASELINES_AT_ONCE", 2)
     build(BuildOptions(logs, tmp_path / "by-two", workers=1))
