@@ -14,7 +14,7 @@ again. The runs themselves come from the state's summaries, not from summaries h
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from sitegen.builder.fresh import FreshLogs
-    from sitegen.eventlog.logfiles import LogFile
+    from sitegen.eventlog.logfiles import LogList
 
 BEGIN = b"<!--sitegen:runs-->"
 END = b"<!--/sitegen:runs-->"
@@ -146,7 +146,7 @@ def patch_pages(
     pages: PageRenderer,
     staging: Path,
     state: State,
-    logs: Sequence[LogFile],
+    logs: LogList,
     written: Iterable[int],
     fresh: FreshLogs,
     contexts: Mapping[int, RunContext],
@@ -167,7 +167,7 @@ def patch_pages(
     outcomes: list[LogOutcome] = []
     tasks: list[PatchTask] = []
     for n in order:
-        outcome, encoded = state.page_inputs(logs[n].key)
+        outcome, encoded = state.page_inputs(logs.keys[n])
         assert encoded is not None  # a written job page is a completed job's
         root = part_dir(staging, n) if fresh[n].parted else staging
         outcomes.append(outcome)
@@ -185,7 +185,7 @@ def patch_pages(
             outcome.bytes += change
             # Its published flag stays as selection set it (a later chunk may read this run
             # as the baseline of another).
-            state.set_context(logs[n].key, outcome)
+            state.set_context(logs.keys[n], outcome)
             fresh[n] = fresh[n]._replace(bytes=outcome.bytes)
     return unpatched
 

@@ -59,8 +59,10 @@ class LogList(Sequence[LogFile]):
         self._dirs: list[Path] = []
         self._starts: list[int] = []  # each dir's first position
         self._odd: dict[int, LogFile] = {}  # skipped, or named otherwise than by their file
-        # Positions by key when some dir's keys are out of order ({}: none is), made when asked.
+        # Positions by key when some dir's keys are out of order ({}: none is), and each dir's
+        # span of positions: made at the first search, after the logs are all added.
         self._where: dict[str, int] | None = None
+        self._spans: list[tuple[int, int]] = []
 
     @classmethod
     def of(cls, logs: Iterable[LogFile]) -> LogList:
@@ -148,15 +150,15 @@ class LogList(Sequence[LogFile]):
 
     def position(self, key: str) -> int:
         """Return where the log of ``key`` is; KeyError when no log has it."""
-        ends = [*self._starts[1:], len(self.keys)] if self._starts else []
-        spans = list(zip(self._starts, ends, strict=True))
         if self._where is None:
+            ends = [*self._starts[1:], len(self.keys)] if self._starts else []
+            self._spans = list(zip(self._starts, ends, strict=True))
             # Each dir's keys sorted (as discover lists them): searched in place, no dict.
-            ordered = all(self.keys[s:e] == sorted(self.keys[s:e]) for s, e in spans)
+            ordered = all(self.keys[s:e] == sorted(self.keys[s:e]) for s, e in self._spans)
             self._where = {} if ordered else {k: n for n, k in enumerate(self.keys)}
         if self._where:
             return self._where[key]
-        for start, end in spans:
+        for start, end in self._spans:
             n = bisect_left(self.keys, key, start, end)
             if n < end and self.keys[n] == key:
                 return n
