@@ -30,20 +30,21 @@ from unittest import mock
 import msgspec
 
 import sitegen
-from sitegen.builder import manifest
 from sitegen.builder.mapstep import process_log, root_parents
+from sitegen.builder.state.identity import log_digest
+from sitegen.builder.state.store import open_published
+from sitegen.diagnose import analysis
 from sitegen.eventlog.discover import discover
+from sitegen.eventlog.payload import Stage, TaskSummary
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.schema import Envelope, TaskEnd
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_corpus, write_log
 from sitegen.layout import PARTS_DIR
-from sitegen.render import jobpage
 from sitegen.render import pages as pages_module
 from sitegen.render.fragments import Fragment
 from sitegen.render.jobpage import StageInfo, TaskTable
 from sitegen.render.pages import PageRenderer
-from sitegen.render.payload import Stage, TaskSummary
 from sitegen.svg import timeline
 
 # The per-cell template loop the issue measured at about 33k rows/s, for comparison: the
@@ -104,7 +105,7 @@ def sitegen_reading(log_dir: Path) -> int:
     for log in discover(log_dir):
         held = hold(log.path, log.size)
         read = read_log(log.path, held)
-        manifest.log_digest(log.path, held)
+        log_digest(log.path, held)
         for _ in gzip_chunks(log.path, held):
             pass
         records += len(read.tasks)
@@ -141,7 +142,7 @@ def map_step_cpu(log_dir: Path, out: Path, count: int) -> dict[str, float]:
         return timed_call
 
     as_built = (
-        mock.patch.object(jobpage, "diagnose", timing("findings", jobpage.diagnose)),
+        mock.patch.object(analysis, "diagnose", timing("findings", analysis.diagnose)),
         mock.patch.object(pages_module, "trace", timing("trace", pages_module.trace)),
     )
 
@@ -477,7 +478,7 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     from sitegen.publish.writer import SiteWriter
     from sitegen.render import trend_pages
 
-    state = manifest.open_published(site)
+    state = open_published(site)
     assert state is not None
     try:
         jobs = list(state.newest())

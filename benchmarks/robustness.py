@@ -890,8 +890,8 @@ def layout_times() -> bool:
 
 
 def run_resources(args: argparse.Namespace) -> bool:
-    from sitegen.render.formatting import MAX_PAGE_TEXT
     from sitegen.svg.dag import SIMPLIFIED
+    from sitegen.text.formatting import MAX_PAGE_TEXT
 
     s = args.scale
     big = int(200_000_000 * s)

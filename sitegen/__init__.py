@@ -1,6 +1,6 @@
 """sitegen: a static history server for Apache DataFusion Ballista event logs.
 
-For scripts, ``sitegen.build(event_log_dir, output)`` builds a site and returns its report, and
+For scripts, ``sitegen.build(log_dirs, output)`` builds a site and returns its report, and
 ``sitegen.read_log(path)`` reads and classifies one log. Both are imported on first use, so
 ``import sitegen`` stays cheap.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
 __all__ = ["SitegenError", "UsageError", "__version__", "build", "read_log"]
 
 if TYPE_CHECKING:
     from sitegen.errors import SitegenError, UsageError
     from sitegen.eventlog.reader import read_log
     from sitegen.python_api import build
+    from sitegen.version import __version__
 
 # Public name -> (module, attribute), imported on first access.
 _LAZY = {
@@ -24,6 +24,7 @@ _LAZY = {
     "read_log": ("sitegen.eventlog.reader", "read_log"),
     "SitegenError": ("sitegen.errors", "SitegenError"),
     "UsageError": ("sitegen.errors", "UsageError"),
+    "__version__": ("sitegen.version", "__version__"),
 }
 
 

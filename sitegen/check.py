@@ -7,11 +7,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from sitegen.builder.parallel import pool_map
+from sitegen.builder.report import dump, problem_json, where
+from sitegen.diagnose import gate
+from sitegen.diagnose.insights import all_findings
+from sitegen.diagnose.recurring import all_regressions
 from sitegen.eventlog.classify import Candidate, duplicates, judge
-from sitegen.eventlog.discover import discover_all
+from sitegen.eventlog.discover import LogDirs, as_log_dirs, discover_all
 from sitegen.eventlog.logfiles import LogFile
-from sitegen.model import Classification, JobSummary, Problem, Severity
+from sitegen.model import (
+    Classification,
+    JobSummary,
+    Problem,
+    ProblemKind,
+    ProblemSeverity,
+    newest_first,
+)
+from sitegen.text.formatting import plural
 
 
 @dataclass
@@ -27,7 +41,7 @@ class CheckedLog:
 
 @dataclass
 class CheckReport:
-    """Every log's classification and every problem, in file-name order."""
+    """Every log's classification and every problem, in file-name order, and the verdict."""
 
     log_dirs: list[Path]
     logs: int
@@ -36,19 +50,27 @@ class CheckReport:
     publishable: int = 0
     # The jobs a build would publish (duplicates resolved), with their findings.
     jobs: list[JobSummary] = field(default_factory=list)
+    # The finding kinds --fail-on stops on, and why the newest runs of job names met them.
+    fail_on: frozenset[str] = frozenset()
+    reasons: list[gate.Reason] = field(default_factory=list)
 
-    def count(self, severity: Severity) -> int:
+    def count(self, severity: ProblemSeverity) -> int:
         """Return how many problems have this severity."""
         return sum(1 for p in self.problems if p.severity is severity)
 
     @property
     def ok(self) -> bool:
         """Tell whether no problem is an error."""
-        return self.count(Severity.ERROR) == 0
+        return self.count(ProblemSeverity.ERROR) == 0
+
+    @property
+    def passed(self) -> bool:
+        """Tell whether the check passes: no error, and nothing ``--fail-on`` stops on."""
+        return self.ok and not self.reasons
 
 
 def check_log(log: LogFile) -> CheckedLog:
-    """Read and judge one log exactly as the build's map step does."""
+    """Read, judge and analyse one log exactly as the build's map step does."""
     from sitegen.eventlog.reader import read_log, refused  # not for `sitegen build`'s summary
 
     read = refused(log.path, log.skip) if log.skip else read_log(log.path)
@@ -56,9 +78,9 @@ def check_log(log: LogFile) -> CheckedLog:
     candidate = summary = None
     if verdict.job_id is not None and read.job_end is not None:
         candidate = Candidate(verdict.job_id, read.job_end.completed_at, log.key)
-        from sitegen.builder.mapstep import summarize  # the map step's analysis, no pages
+        from sitegen.diagnose.analysis import analyse  # the map step's analysis, no pages
 
-        summary = summarize(read, log.key)
+        summary = analyse(read, log.key, log.size).summary
     return CheckedLog(log.key, read.classification, verdict.problems, candidate, summary)
 
 
@@ -69,20 +91,87 @@ def _check_all(logs: Sequence[LogFile], workers: int | None) -> list[CheckedLog]
 
 
 def check(
-    log_dirs: Path | Sequence[Path], workers: int | None = None, follow_links: bool = False
+    log_dirs: LogDirs,
+    workers: int | None = None,
+    follow_links: bool = False,
+    fail_on: frozenset[str] = frozenset(),
 ) -> CheckReport:
-    """Check every log in ``log_dirs`` and write nothing anywhere."""
-    dirs = [log_dirs] if isinstance(log_dirs, Path) else list(log_dirs)
+    """Check every log in ``log_dirs`` and write nothing anywhere.
+
+    ``fail_on``: finding kinds (``gate.parse_kinds``) that fail the check when the newest run
+    of a job name has one.
+    """
+    dirs = list(as_log_dirs(log_dirs))
     checked = _check_all(discover_all(dirs, follow_links), workers)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():
         checked[index].problems.append(problem)
     counts = Counter(str(c.classification) for c in checked)
+    jobs = [c.summary for i, c in enumerate(checked) if c.summary and i not in losers]
     return CheckReport(
         log_dirs=dirs,
         logs=len(checked),
         classifications={str(k): counts[str(k)] for k in Classification},
         problems=[p for c in checked for p in c.problems],
         publishable=sum(1 for i, c in enumerate(checked) if c.candidate and i not in losers),
-        jobs=[c.summary for i, c in enumerate(checked) if c.summary and i not in losers],
+        jobs=jobs,
+        fail_on=fail_on,
+        reasons=gate.reasons(jobs, fail_on) if fail_on else [],
+    )
+
+
+def check_lines(report: CheckReport) -> list[str]:
+    """Return one line per problem (``file:line: severity: kind: message``) and a summary."""
+    lines = [f"{where(p)}: {p.severity}: {p.kind}: {p.message}" for p in report.problems]
+    classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
+    lines.append(
+        f"Checked {plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
+        + (f": {classes}." if classes else ".")
+    )
+    found = [plural(report.count(s), s) for s in ProblemSeverity if report.count(s)]
+    verdict = "check passed" if report.ok else "check failed"
+    lines.append(
+        f"{plural(report.publishable, 'job')} can be published; "
+        f"{', '.join(found) if found else 'no problems'}: {verdict}."
+    )
+    if report.fail_on:
+        lines += [gate.reason_line(r) for r in report.reasons]
+        lines.append(gate.verdict_line(report.fail_on, report.reasons))
+    return lines
+
+
+def check_json(report: CheckReport) -> str:
+    """Return the check result as one JSON object, for scripts and CI.
+
+    It holds every publishable job with its findings, and why ``--fail-on`` failed.
+    """
+    regressed = all_regressions(report.jobs)
+    by_kind = {str(kind): 0 for kind in ProblemKind}
+    for p in report.problems:
+        by_kind[str(p.kind)] += 1
+    return dump(
+        {
+            "log_dirs": [str(d) for d in report.log_dirs],
+            "ok": report.ok,
+            "logs": report.logs,
+            "publishable": report.publishable,
+            "classifications": report.classifications,
+            "problems_by_kind": by_kind,
+            **{f"{s}s": report.count(s) for s in ProblemSeverity},
+            "problems": [problem_json(p, severity=p.severity) for p in report.problems],
+            "jobs": [
+                {
+                    "job_id": j.job_id,
+                    "job_name": j.job_name,
+                    "status": j.status,
+                    "findings": msgspec.to_builtins(all_findings(j, regressed)),
+                }
+                for j in newest_first(report.jobs)
+            ],
+            "fail_on": sorted(report.fail_on),
+            "fail_on_reasons": [
+                {"job_id": r.job.job_id, "job_name": r.job.job_name, "kind": r.kind, "why": r.why}
+                for r in report.reasons
+            ],
+        }
     )

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sitegen import __version__, config
+from sitegen import config
 from sitegen.errors import SitegenError
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import DEFAULT_TITLE
+from sitegen.version import __version__
 
 if TYPE_CHECKING:
-    from sitegen.builder.pipeline import BuildOptions
+    from sitegen.builder.options import BuildOptions
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -80,7 +81,7 @@ CONFIG = click.option(
 )
 LOG_DIRS = click.option(
     "--event-log-dir",
-    "event_log_dirs",
+    "log_dirs",
     type=_PATH,
     multiple=True,
     help="Directory of Ballista event logs (the scheduler's --event-log-dir); repeat it to "
@@ -191,11 +192,16 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     return f
 
 
-def _options(event_log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
-    """Turn CLI values into the core's options object."""
-    from sitegen.builder.pipeline import BuildOptions
+def _log_dirs(given: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Return the log dirs given, or the bundled example logs when none was."""
+    return given or (EXAMPLE_LOG_DIR,)
 
-    return BuildOptions(log_dirs=event_log_dirs or (EXAMPLE_LOG_DIR,), **rest)
+
+def _options(log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
+    """Turn CLI values into the core's options object."""
+    from sitegen.builder.options import BuildOptions
+
+    return BuildOptions(log_dirs=_log_dirs(log_dirs), **rest)
 
 
 @click.group()
@@ -282,7 +288,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     """
     from urllib.parse import urlsplit
 
-    from sitegen.builder.pipeline import BuildReport, build
+    from sitegen.builder.options import BuildReport
+    from sitegen.builder.pipeline import build
     from sitegen.builder.report import summary_lines
     from sitegen.serve.server import serve
 
@@ -324,7 +331,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     "(comma-separated: regression, failed, straggler, …). [default: none]",
 )
 def check_command(
-    event_log_dirs: tuple[Path, ...],
+    log_dirs: tuple[Path, ...],
     follow_links: bool,
     workers: int | None,
     fmt: str,
@@ -342,26 +349,18 @@ def check_command(
         sitegen check --event-log-dir /var/log/ballista --format json
         sitegen check --event-log-dir /var/log/ballista --fail-on regression,failed
     """
-    from sitegen.builder.report import check_json, check_lines
-    from sitegen.check import check
-    from sitegen.diagnose import gate
+    from sitegen.check import check, check_json, check_lines
+    from sitegen.diagnose.gate import parse_kinds
 
     try:
-        kinds = gate.parse_kinds(fail_on) if fail_on is not None else frozenset()
-        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers, follow_links)
+        kinds = parse_kinds(fail_on) if fail_on is not None else frozenset()
+        report = check(_log_dirs(log_dirs), workers, follow_links, kinds)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc
-    reasons = gate.reasons(report.jobs, kinds) if kinds else []
-    if fmt == "json":
-        click.echo(check_json(report, sorted(kinds), reasons))
-    else:
-        lines = check_lines(report)
-        if kinds:
-            lines += [gate.reason_line(r) for r in reasons] + [gate.verdict_line(kinds, reasons)]
-        for line in lines:
-            click.echo(line)
-    raise SystemExit(0 if report.ok and not reasons else 1)
+    for line in [check_json(report)] if fmt == "json" else check_lines(report):
+        click.echo(line)
+    raise SystemExit(0 if report.passed else 1)
 
 
 @cli.command("host-config")

@@ -14,7 +14,7 @@ from typing import Protocol, TypeVar
 
 import msgspec
 
-from sitegen.diagnose.finding import Finding
+from sitegen.finding import Finding
 
 
 class Classification(enum.StrEnum):
@@ -42,7 +42,7 @@ class ProblemKind(enum.StrEnum):
     UNREADABLE_NOTE = "unreadable-note"
 
 
-class Severity(enum.StrEnum):
+class ProblemSeverity(enum.StrEnum):
     """How much a problem weighs: an error fails `sitegen check`; only a warning publishes."""
 
     ERROR = "error"
@@ -55,21 +55,21 @@ class Severity(enum.StrEnum):
 # that could not be read). A running or abandoned log is no damage: it is noted, and
 # publishes once it ends.
 SEVERITY = {
-    ProblemKind.NEWER_VERSION: Severity.ERROR,
-    ProblemKind.MALFORMED: Severity.ERROR,
-    ProblemKind.UNREADABLE: Severity.ERROR,
-    ProblemKind.NOT_A_LOG: Severity.ERROR,
-    ProblemKind.UNSAFE_ID: Severity.ERROR,
-    ProblemKind.DUPLICATE_ID: Severity.ERROR,
-    ProblemKind.ID_MISMATCH: Severity.WARNING,
-    ProblemKind.UNREADABLE_NOTE: Severity.WARNING,
-    ProblemKind.INCOMPLETE: Severity.NOTE,
+    ProblemKind.NEWER_VERSION: ProblemSeverity.ERROR,
+    ProblemKind.MALFORMED: ProblemSeverity.ERROR,
+    ProblemKind.UNREADABLE: ProblemSeverity.ERROR,
+    ProblemKind.NOT_A_LOG: ProblemSeverity.ERROR,
+    ProblemKind.UNSAFE_ID: ProblemSeverity.ERROR,
+    ProblemKind.DUPLICATE_ID: ProblemSeverity.ERROR,
+    ProblemKind.ID_MISMATCH: ProblemSeverity.WARNING,
+    ProblemKind.UNREADABLE_NOTE: ProblemSeverity.WARNING,
+    ProblemKind.INCOMPLETE: ProblemSeverity.NOTE,
 }
 
 
-def severity_of(kind: ProblemKind) -> Severity:
+def severity_of(kind: ProblemKind) -> ProblemSeverity:
     """Return a problem kind's severity; a kind the table does not know fails safe as an error."""
-    return SEVERITY.get(kind, Severity.ERROR)
+    return SEVERITY.get(kind, ProblemSeverity.ERROR)
 
 
 class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
@@ -82,14 +82,14 @@ class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     job_id: str | None = None
 
     @property
-    def severity(self) -> Severity:
+    def severity(self) -> ProblemSeverity:
         """Return how much this problem weighs."""
         return severity_of(self.kind)
 
     @property
     def skipped(self) -> bool:
         """Tell whether this problem kept the log off the site (all but warnings do)."""
-        return self.severity is not Severity.WARNING
+        return self.severity is not ProblemSeverity.WARNING
 
 
 def is_failed(status: object) -> bool:

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build as build_site
 from sitegen.errors import UsageError
+from sitegen.eventlog.discover import LogDirs, as_log_dirs
 
 # Options given as paths or sizes in text, as on the command line.
 _PATHS = ("archive", "pages_dir", "templates_dir")
 
 
 def build(
-    event_log_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    log_dirs: LogDirs,
     output: str | os.PathLike[str] = "site",
     **options: Any,
 ) -> BuildReport:
-    """Build from ``event_log_dir`` (one or several) into ``output``, as ``sitegen build``.
+    """Build from ``log_dirs`` (one directory or several) into ``output``, as ``sitegen build``.
 
     ``options``: any field of ``BuildOptions`` by name (``max_jobs=1000``, ``allow_empty=True``,
     ``max_site_size="1GB"``, ``archive="dist/site.tar.gz"``).
@@ -37,11 +37,5 @@ def build(
         from sitegen.builder.sitesize import parse_size
 
         options["max_site_size"] = parse_size(options["max_site_size"])
-    return build_site(BuildOptions(log_dirs=_dirs(event_log_dir), output=Path(output), **options))
-
-
-def _dirs(value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[Path, ...]:
-    """Accept one directory or several."""
-    if isinstance(value, (str, os.PathLike)):
-        return (Path(value),)
-    return tuple(Path(v) for v in value)
+    dirs = as_log_dirs(log_dirs)
+    return build_site(BuildOptions(log_dirs=dirs, output=Path(output), **options))

@@ -19,7 +19,7 @@ import pytest
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
-from sitegen.render.formatting import timestamp
+from sitegen.text.formatting import timestamp
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server, nginx

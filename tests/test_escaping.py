@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from sitegen.model import SEVERITY, Problem, ProblemKind, Severity
+from sitegen.model import SEVERITY, Problem, ProblemKind, ProblemSeverity
 from sitegen.render.cells import problem_badge, status_badge
-from sitegen.render.htmlsafe import esc, visible_controls
 from sitegen.render.pages import PageRenderer
 from sitegen.render.templates import default_template_dir
 from sitegen.svg import timeline
+from sitegen.text.htmlsafe import esc, visible_controls
 
 
 @given(st.text())
@@ -40,7 +40,7 @@ def test_problem_badges_follow_the_severity_policy() -> None:
         for kind in ProblemKind
     }
     for kind, html in shown.items():
-        css = "st-failed" if SEVERITY[kind] is Severity.ERROR else "st-warning"
+        css = "st-failed" if SEVERITY[kind] is ProblemSeverity.ERROR else "st-warning"
         assert html == f'<span class="badge {css}">{kind}</span>'
     assert problem_badge(Problem(ProblemKind.INCOMPLETE, "f", "m")).count("st-warning") == 1
 
@@ -50,7 +50,7 @@ def test_only_warnings_publish_and_every_kind_has_a_severity() -> None:
     for kind in ProblemKind:
         problem = Problem(kind, "f", "m")
         assert problem.severity is SEVERITY[kind]
-        assert problem.skipped is (SEVERITY[kind] is not Severity.WARNING)
+        assert problem.skipped is (SEVERITY[kind] is not ProblemSeverity.WARNING)
 
 
 def test_the_stylesheet_has_one_colour_class_per_stage_colour() -> None:

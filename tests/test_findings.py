@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.diagnosis import Diagnosis, diagnose_log
-from sitegen.diagnose.finding import Finding, FindingKind, Severity
+from sitegen.diagnose.analysis import analyse
+from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.eventlog.reader import read_log
+from sitegen.finding import Finding, FindingKind, FindingSeverity
 from tests.planted import Job, T, lines, uniform
 
 
@@ -18,7 +19,7 @@ def diagnosed(job: Job) -> Diagnosis:
     """Read the planted job's log as the build does, and diagnose it."""
     read = read_log(Path(f"{job.job_id}.eventlog"), b"".join(lines(job)))
     assert read.job_end is not None, read.message
-    return diagnose_log(read)
+    return analyse(read, f"{job.job_id}.eventlog").diagnosis
 
 
 def kinds(found: Diagnosis) -> list[FindingKind]:
@@ -37,7 +38,7 @@ def test_straggler_with_typical_input() -> None:
     assert kinds(found) == [FindingKind.STRAGGLER]
     finding = found.findings[0]
     assert (finding.stage_id, finding.task_id, finding.executor_id) == (2, 5, "exec-1")
-    assert finding.severity is Severity.CRITICAL  # 30x is beyond the 10x band
+    assert finding.severity is FindingSeverity.CRITICAL  # 30x is beyond the 10x band
     assert finding.value == 30.0
     assert finding.message == (
         "Task 5 of stage 2 ran 30.0 s, 30x the stage's median of 1.0 s, on exec-1; its input "
@@ -50,7 +51,7 @@ def test_straggler_with_typical_input() -> None:
 
 
 def test_straggler_severity_follows_the_bands() -> None:
-    for took, grade in ((2_500, Severity.INFO), (5_000, Severity.WARNING)):
+    for took, grade in ((2_500, FindingSeverity.INFO), (5_000, FindingSeverity.WARNING)):
         tasks = uniform(1, 12)
         tasks[3] = T(3, "exec-4", took)
         assert only(diagnosed(Job("bands", {1: tasks})), FindingKind.STRAGGLER).severity is grade
@@ -75,7 +76,7 @@ def test_data_skew_when_rows_explain_the_time() -> None:
     finding = found.findings[0]
     assert (finding.stage_id, finding.task_id, finding.executor_id) == (1, 3, "exec-4")
     assert finding.value == 10.0
-    assert finding.severity is Severity.CRITICAL
+    assert finding.severity is FindingSeverity.CRITICAL
     assert "read 5M input rows, 10x the stage's median of 498K" in finding.message
     assert found.flagged_rows == {1: {3: FindingKind.DATA_SKEW}}
 
@@ -111,7 +112,7 @@ def test_slow_executor_across_stages() -> None:
     finding = found.findings[0]
     assert (finding.stage_id, finding.task_id, finding.executor_id) == (None, None, "exec-3")
     assert finding.value == 4.0
-    assert finding.severity is Severity.WARNING
+    assert finding.severity is FindingSeverity.WARNING
     assert "each of the 2 stages it shared with them" in finding.message
 
 
@@ -133,7 +134,7 @@ def test_failed_attempts_grouped_by_error() -> None:
     finding = only(found, FindingKind.FAILED_ATTEMPTS)
     assert (finding.stage_id, finding.task_id, finding.executor_id) == (2, None, None)
     assert finding.value == 3
-    assert finding.severity is Severity.WARNING  # 3 of 13 attempts, and the job succeeded
+    assert finding.severity is FindingSeverity.WARNING  # 3 of 13 attempts, and the job succeeded
     assert finding.message == (
         "3 task attempts of stage 2 failed on exec-2, exec-3: 2× ExecutionError: disk full; "
         "1× ExecutionError: connection reset. Retries succeeded; they cost time."
@@ -149,7 +150,7 @@ def test_failed_job_is_critical_and_names_the_first_failure() -> None:
     ]
     found = diagnosed(Job("failed", {1: uniform(1, 6, start=50), 2: stage2}, failed=True))
     finding = only(found, FindingKind.FAILED_ATTEMPTS)
-    assert finding.severity is Severity.CRITICAL
+    assert finding.severity is FindingSeverity.CRITICAL
     assert finding.message.endswith("The job failed.")
     cause = found.root_cause
     assert cause is not None
@@ -160,7 +161,7 @@ def test_failed_job_is_critical_and_names_the_first_failure() -> None:
 def test_queued() -> None:
     found = diagnosed(Job("waited", {1: uniform(1, 4, took=5_000)}, queued_ms=60_000))
     finding = only(found, FindingKind.QUEUED)
-    assert finding.severity is Severity.CRITICAL  # 65 s from submission for a 5 s run
+    assert finding.severity is FindingSeverity.CRITICAL  # 65 s from submission for a 5 s run
     assert finding.message.startswith("The job waited 1 min 0 s in the queue and then ran 5.0 s")
     short = diagnosed(Job("short-wait", {1: uniform(1, 4, took=100)}, queued_ms=4_000))
     assert short.findings == []  # 40x its run, but under QUEUED_MIN_MS
@@ -169,7 +170,7 @@ def test_queued() -> None:
 def test_idle() -> None:
     job = Job("idle", {1: uniform(1, 4), 2: uniform(2, 4, start=10)}, gap_ms=20_000)
     finding = only(diagnosed(job), FindingKind.IDLE)
-    assert finding.severity is Severity.CRITICAL  # 22 s run, 2 s of it running tasks: 11x
+    assert finding.severity is FindingSeverity.CRITICAL  # 22 s run, 2 s of it running tasks: 11x
     assert finding.message.startswith("No task was running for 20.0 s of the job's 22.0 s run")
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
-from sitegen.diagnose.finding import FindingKind
 from sitegen.eventlog.reader import read_log
+from sitegen.finding import FindingKind
 from sitegen.render import urls
 from tests.logs import FAILED_JOB, write
 from tests.planted import Job, T, lines, uniform

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sitegen.render import formatting as f
+from sitegen.text import formatting as f
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.check import check
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification, ProblemKind
-from sitegen.render import formatting
+from sitegen.text import formatting
 from tests.logs import job_lines, record, write
 
 DEEP = b'{"ev":"X","version":1,"data":' + b"[" * 1000 + b"]" * 1000 + b"}\n"
@@ -248,7 +248,7 @@ def test_control_characters_never_reach_html(tmp_path: Path) -> None:
 
 @given(st.text())
 def test_visible_controls_leaves_no_control_and_changes_nothing_else(text: str) -> None:
-    from sitegen.render.htmlsafe import visible_controls
+    from sitegen.text.htmlsafe import visible_controls
 
     shown = visible_controls(text)
     assert not any(
@@ -317,6 +317,6 @@ def test_payload_numbers_beyond_64_bits_are_shown_as_missing(tmp_path: Path) -> 
     [(2**63 - 1, 2**63 - 1), (2**63, None), (-(2**63), -(2**63)), ("99999999999999999999", None)],
 )
 def test_payload_ints_are_64_bit(value: object, expected: int | None) -> None:
-    from sitegen.render.payload import as_int
+    from sitegen.eventlog.payload import as_int
 
     assert as_int(value) == expected

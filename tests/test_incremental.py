@@ -10,8 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder import manifest, pipeline, trend_hooks
+from sitegen.builder import pipeline, trend_hooks
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.state.identity import changed_logs, identity_digest
+from sitegen.builder.state.records import Identities
+from sitegen.builder.state.schema import FORMAT
+from sitegen.builder.state.store import State
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import (
     BASE_TIME_MS,
@@ -214,9 +218,9 @@ def test_a_no_op_reads_identities_not_the_state_whole(
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a no-op loaded every log's row or selected again")
 
-    monkeypatch.setattr(manifest.State, "known", refuse)
+    monkeypatch.setattr(State, "known", refuse)
     monkeypatch.setattr(pipeline, "select", refuse)
-    monkeypatch.setattr(manifest.State, "site_bytes", refuse)  # the size the build measured
+    monkeypatch.setattr(State, "site_bytes", refuse)  # the size the build measured
     quick = build(BuildOptions(example_logs, site, max_jobs=20))
     assert quick.up_to_date and quick.rebuilt == 0
     assert quick.site_bytes == full.site_bytes > 0
@@ -242,7 +246,7 @@ def test_the_identity_digest_changes_with_any_log_name_size_time_or_order() -> N
         return LogFile(Path("logs"), name, name[:-9], False, size, mtime_ns, name)
 
     def digest_of(logs: list[LogFile]) -> str:
-        return manifest.identity_digest(LogList.of(logs))
+        return identity_digest(LogList.of(logs))
 
     digest = digest_of([log("a.eventlog"), log("b.eventlog")])
     assert digest_of([log("a.eventlog"), log("b.eventlog")]) == digest
@@ -313,8 +317,8 @@ def test_state_of_another_layout_means_full_build(tmp_path: Path, example_logs: 
     build(BuildOptions(example_logs, site))
     with sqlite3.connect(site / STATE) as db:
         (value,) = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-        assert value == str(manifest.FORMAT)
-        db.execute("UPDATE meta SET value = ? WHERE name = 'format'", (str(manifest.FORMAT + 1),))
+        assert value == str(FORMAT)
+        db.execute("UPDATE meta SET value = ? WHERE name = 'format'", (str(FORMAT + 1),))
     db.close()
     assert build(BuildOptions(example_logs, site)).rebuilt == 27
     assert build(BuildOptions(example_logs, site)).up_to_date
@@ -517,13 +521,13 @@ def test_changed_logs_agrees_with_comparing_every_identity(
     order = sorted(now, reverse=shuffled)  # several dirs list their logs in another order
     logs = LogList.of(LogFile(Path("d"), k, k, False, now[k][0], now[k][1], k) for k in order)
     keys = sorted(stored)
-    identities = manifest.Identities(
+    identities = Identities(
         keys, ",".join(str(stored[k][0]) for k in keys), ",".join(str(stored[k][1]) for k in keys)
     )
     then = {(k, *v) for k, v in stored.items()}
     tuples = {(k, *v) for k, v in now.items()}
     differ = {k for k, _, _ in tuples - then}
-    assert manifest.changed_logs(identities, logs) == (
+    assert changed_logs(identities, logs) == (
         differ,
         {k for k, _, _ in then - tuples} - differ,
     )

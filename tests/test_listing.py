@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sitegen.diagnose.finding import Finding, FindingKind, Severity
+from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import JobSummary
 from sitegen.render import urls
 from sitegen.render.links import Linker
@@ -77,7 +77,7 @@ def _reference(
 findings = st.builds(
     Finding,
     st.sampled_from(FindingKind),
-    st.sampled_from(Severity),
+    st.sampled_from(FindingSeverity),
     st.none(),
     st.none(),
     st.none(),

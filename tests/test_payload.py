@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import msgspec
 
-from sitegen.render import payload
-from sitegen.render.payload import task_duration
+from sitegen.eventlog import payload
+from sitegen.eventlog.payload import task_duration
 
 
 def test_stages_tolerate_old_new_and_unknown_shapes() -> None:

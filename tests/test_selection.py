@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder.manifest import State
 from sitegen.builder.selection import Selection, select
 from sitegen.builder.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
+from sitegen.builder.state.store import State
 from sitegen.eventlog.classify import duplicates
 from sitegen.model import newest_first
 

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from sitegen.eventlog import dotgraph
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.svg import dag, dotgraph, histogram, timeline
+from sitegen.svg import dag, histogram, timeline
 from sitegen.svg.layered import Box, layered
 
 BALLISTA_DOT = """digraph G {

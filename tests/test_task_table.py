@@ -10,11 +10,11 @@ import jinja2
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from sitegen.eventlog.payload import Stage, TaskSummary, task_status
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.render import urls
 from sitegen.render.jobpage import StageInfo, TaskTable
 from sitegen.render.pages import PageRenderer
-from sitegen.render.payload import Stage, TaskSummary, task_status
 
 # One row as a template would print it, every rule spelled out plainly: the reference bytes.
 ROW = (

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.cli import cli
 from sitegen.diagnose import failures, gate, insights, recurring
-from sitegen.diagnose.finding import Finding, FindingKind, Severity
 from sitegen.diagnose.masking import mask
 from sitegen.examples import generator
+from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import ErrorPattern, JobSummary
 from sitegen.render import urls
 from tests.logs import job_lines, write
@@ -69,7 +69,7 @@ def test_a_run_far_slower_than_the_recent_median_regresses() -> None:
     finding = found["q1-5"]
     assert (finding.kind, finding.severity, finding.value) == (
         FindingKind.REGRESSION,
-        Severity.WARNING,
+        FindingSeverity.WARNING,
         1.6,
     )
     assert finding.message == (
@@ -80,7 +80,7 @@ def test_a_run_far_slower_than_the_recent_median_regresses() -> None:
 
 def test_a_run_at_the_critical_band_is_critical() -> None:
     found = recurring.regressions(runs([10_000] * 5 + [32_000]))
-    assert found["q1-5"].severity is Severity.CRITICAL
+    assert found["q1-5"].severity is FindingSeverity.CRITICAL
 
 
 def test_too_few_earlier_runs_no_regression() -> None:
@@ -248,20 +248,30 @@ def test_failure_groups_hold_failed_jobs_and_task_errors() -> None:
 # Insights ---------------------------------------------------------------------------------
 
 
-def finding(kind: FindingKind, severity: Severity, executor: str | None = None) -> Finding:
+def finding(kind: FindingKind, severity: FindingSeverity, executor: str | None = None) -> Finding:
     return Finding(kind, severity, 1, 2, executor, 3.0, f"{kind} on {executor}")
 
 
 def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
-    bad_node = finding(FindingKind.SLOW_EXECUTOR, Severity.WARNING, "exec-7")
+    bad_node = finding(FindingKind.SLOW_EXECUTOR, FindingSeverity.WARNING, "exec-7")
     jobs = [
         run("calm", 10, T0),
-        run("meh", 10, T0 + 1, findings=[finding(FindingKind.IDLE, Severity.INFO)]),
+        run("meh", 10, T0 + 1, findings=[finding(FindingKind.IDLE, FindingSeverity.INFO)]),
         run("slow1", 10, T0 + 2, findings=[bad_node]),
-        run("slow2", 10, T0 + 3, findings=[bad_node, finding(FindingKind.QUEUED, Severity.INFO)]),
-        run("once", 10, T0 + 4, findings=[finding(FindingKind.STRAGGLER, Severity.INFO, "e1")]),
+        run(
+            "slow2",
+            10,
+            T0 + 3,
+            findings=[bad_node, finding(FindingKind.QUEUED, FindingSeverity.INFO)],
+        ),
+        run(
+            "once",
+            10,
+            T0 + 4,
+            findings=[finding(FindingKind.STRAGGLER, FindingSeverity.INFO, "e1")],
+        ),
     ]
-    regression = finding(FindingKind.REGRESSION, Severity.CRITICAL)
+    regression = finding(FindingKind.REGRESSION, FindingSeverity.CRITICAL)
     worst = insights.worst_jobs(jobs, {"meh": regression})
     assert [i.job.job_id for i in worst] == ["meh", "slow2", "slow1", "once"]
     assert worst[0].findings[0] is regression
@@ -271,7 +281,7 @@ def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
     ]
 
 
-SEVERITIES = list(Severity)
+SEVERITIES = list(FindingSeverity)
 
 
 @settings(max_examples=200, deadline=None)
@@ -289,7 +299,7 @@ SEVERITIES = list(Severity)
     st.integers(1, 8),
 )
 def test_the_worst_jobs_rank_by_severity_count_then_newest(
-    jobs: list[tuple[list[Severity], Severity | None, int, str]], limit: int
+    jobs: list[tuple[list[FindingSeverity], FindingSeverity | None, int, str]], limit: int
 ) -> None:
     summaries, extra = [], {}
     for own, regression, start, job_id in jobs:

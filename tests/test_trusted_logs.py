@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder import pipeline
+from sitegen.builder import plan
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.cli import cli
 from sitegen.eventlog import discover
@@ -43,8 +43,8 @@ def no_full_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         stat_ed.extend(keys)
         return discover.discover_keys(dirs, keys, follow)
 
-    monkeypatch.setattr(pipeline, "discover_all", refuse)
-    monkeypatch.setattr(pipeline, "discover_keys", spy)
+    monkeypatch.setattr(plan, "discover_all", refuse)
+    monkeypatch.setattr(plan, "discover_keys", spy)
     return stat_ed
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from sitegen.builder.manifest import LogOutcome
+    from sitegen.builder.state.records import LogOutcome
     from sitegen.eventlog.logfiles import LogFile
 
 # Each position's flags: an entry is held; it was written into its part directory; its

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sitegen.builder import manifest
-from sitegen.builder.report import plural
+from sitegen.builder.state.legacy import built_from
 from sitegen.errors import UsageError
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.publish.writer import Publication
+from sitegen.text.formatting import plural
 
 if TYPE_CHECKING:
-    from sitegen.builder.pipeline import BuildOptions
+    from sitegen.builder.options import BuildOptions
 
 
 def before_build(options: BuildOptions, has_logs: bool) -> None:
@@ -32,7 +32,7 @@ def before_build(options: BuildOptions, has_logs: bool) -> None:
 
 def _refuse_empty(options: BuildOptions) -> None:
     """Refuse to replace a site that has jobs with an empty one, unless allowed."""
-    built = manifest.built_from(options.output)
+    built = built_from(options.output)
     jobs = sum(built.values()) if built else 0
     if jobs and not options.allow_empty:
         dirs = ", ".join(str(d) for d in options.log_dirs)
@@ -51,7 +51,7 @@ def _reads_examples(options: BuildOptions) -> bool:
 
 def _refuse_examples(options: BuildOptions) -> None:
     """Refuse to replace a site built from other logs with the bundled examples."""
-    built = manifest.built_from(options.output)
+    built = built_from(options.output)
     examples = {p.name for p in EXAMPLE_LOG_DIR.iterdir()}
     others = sorted(set(built or ()) - examples)
     if others:

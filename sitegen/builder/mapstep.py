@@ -12,18 +12,20 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Protocol, overload
 
-from sitegen.builder import manifest
-from sitegen.builder.manifest import LogOutcome
-from sitegen.builder.notes import read_note
 from sitegen.builder.parallel import pool_map
-from sitegen.diagnose.failures import task_error_patterns
-from sitegen.diagnose.recurring import RunContext
+from sitegen.builder.state.identity import log_digest
+from sitegen.builder.state.records import LogOutcome, LogRow
+from sitegen.diagnose.analysis import analyse
+from sitegen.diagnose.failures import failure_rows
+from sitegen.diagnose.insights import ranked
+from sitegen.diagnose.recurring import RunContext, failed, succeeded
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.logfiles import LogFile
+from sitegen.eventlog.notes import read_note
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import LogRead, read_log, refused
 from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir
-from sitegen.model import Classification, ExecutorStats, JobSummary, RunningJob, is_failed
+from sitegen.model import Classification, JobSummary, RunningJob, is_failed
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, urls
 from sitegen.render.pages import PageRenderer
@@ -39,46 +41,17 @@ class Progress(Protocol):
         """Count one more log read."""
 
 
-def summarize(read: LogRead, file: str) -> JobSummary:
-    """Derive the small per-job record the reduce keeps from a completed log."""
-    assert read.job_end is not None
-    end = read.job_end
-    idx = end.index
-    failure = None
-    if is_failed(end.status):
-        failure = str(end.status["Failed"])
-    executors: dict[str, ExecutorStats] = {}
-    failed_tasks = 0
-    for task in read.tasks:
-        stats = executors.get(task.executor_id)
-        if stats is None:
-            stats = executors[task.executor_id] = ExecutorStats()
-        stats.tasks += 1
-        busy = task.end_exec_time - task.start_exec_time
-        if busy > 0:
-            stats.busy_ms += busy
-        if is_failed(task.status):
-            stats.failed += 1
-            failed_tasks += 1
-    return JobSummary(
-        job_id=idx.job_id,
-        job_name=idx.job_name,
-        status=idx.status,
-        job_status=idx.job_status,
-        start_time=idx.start_time,
-        end_time=idx.end_time,
-        num_stages=idx.num_stages,
-        completed_stages=idx.completed_stages,
-        percent_complete=idx.percent_complete,
-        queued_at=end.queued_at,
-        started_at=end.started_at,
-        completed_at=end.completed_at,
-        file=file,
-        failure=failure,
-        tasks=len(read.tasks),
-        failed_tasks=failed_tasks,
-        executors=executors,
-        task_errors=task_error_patterns(t.status for t in read.tasks) if failed_tasks else [],
+def state_row(summary: JobSummary) -> LogRow:
+    """Return the columns the state keeps of a job beside its summary (it computes none)."""
+    # Insights ranks by these columns (State.ranked), as it ranks summaries.
+    figures = ranked(summary)
+    return LogRow(
+        failed=failed(summary),
+        succeeded=succeeded(summary),
+        findings=figures.findings,
+        worst_rank=figures.worst_rank,
+        listed=api.list_entry(summary),
+        failures=list(failure_rows(summary)),
     )
 
 
@@ -150,15 +123,15 @@ def process_log(
         file=log.key,
         classification=read.classification,
         problems=verdict.problems,
-        sha256="" if log.skip else manifest.log_digest(log.path, held),
+        sha256="" if log.skip else log_digest(log.path, held),
     )
     if read.job_end is None or verdict.job_id is None:
         if read.classification is Classification.INCOMPLETE:
             outcome.running = running_job(read, log)
         return outcome, False
     job_id = verdict.job_id
-    summary = summarize(read, outcome.file)
-    summary.log_bytes = log.size
+    analysis = analyse(read, outcome.file, log.size)
+    summary = analysis.summary
     roots = job_roots(pages, job_id)
     target = _claim(staging, roots, part)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
@@ -175,8 +148,9 @@ def process_log(
         outcome.problems = [*outcome.problems, found]
         note = None
     outcome.context_sha256 = context.sha256 if context else ""
-    pages.job_pages(writer, read, summary, note, context)
+    pages.job_pages(writer, read, analysis, note, context)
     outcome.summary = summary
+    outcome.row = state_row(summary)
     outcome.roots = roots
     outcome.files = writer.files_written
     outcome.bytes = writer.bytes_written

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sitegen.builder.manifest import State
+from sitegen.builder.state.store import State
 from sitegen.builder.trend_hooks import regressed, stored_records
 from sitegen.diagnose import failures, insights
-from sitegen.diagnose.finding import Finding
+from sitegen.finding import Finding
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish import hosting
 from sitegen.publish.writer import SiteWriter
@@ -91,7 +91,7 @@ def _trends(
     # went; the worst jobs, a regression or a flagged executor's newest jobs changed.
     version = signature(state.failure_version())
     if before.get("failures") != version:
-        groups = failures.groups_of(state.failure_rows())
+        groups = failures.groups_of(map(failures.FailureRow._make, state.failure_rows()))
         shown = sorted({i for g in groups for i in trend_pages.newest_of_group(g)})
         trend_pages.write_failures(pages, writer, groups, state.summaries(shown))
     signatures["failures"] = version
@@ -100,7 +100,7 @@ def _trends(
     figures = state.ranked([i for i, _ in state.worst(insights.TOP_JOBS)] + list(extra))
     worst = [
         (i, figures[i][1], extra.get(i))
-        for i in insights.worst_ids((ranked for ranked, _ in figures.values()), extra)
+        for i in insights.worst_ids((insights.Ranked(*f) for f, _ in figures.values()), extra)
     ]
     flagged = state.flagged_executors(insights.MIN_JOBS_PER_NODE)
     nodes = [

@@ -1,33 +1,24 @@
-"""Turn build and check reports into what the CLI prints: text lines or one JSON object."""
+"""Turn a build report into what the CLI prints: text lines or one JSON object."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from sitegen.model import Problem, ProblemKind, Severity, newest_first
+from sitegen.model import Problem
+from sitegen.text.formatting import plural
 
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
-    from sitegen.builder.pipeline import BuildReport
-    from sitegen.check import CheckReport
-    from sitegen.diagnose.gate import Reason
+    from sitegen.builder.options import BuildReport
 
 
-def _where(p: Problem) -> str:
+def where(p: Problem) -> str:
     """Return ``file:line``, or the file alone when the problem has no line."""
     return f"{p.file}:{p.line}" if p.line else p.file
 
 
-def plural(n: int, word: str) -> str:
-    """Return ``n word`` (thousands separated) with an ``s`` unless n is 1."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
-def _problem(p: Problem, **extra: Any) -> dict[str, Any]:
+def problem_json(p: Problem, **extra: Any) -> dict[str, Any]:
     """Return one problem as a JSON-ready object."""
     return {
         "file": p.file,
@@ -39,7 +30,7 @@ def _problem(p: Problem, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _dump(obj: dict[str, Any]) -> str:
+def dump(obj: dict[str, Any]) -> str:
     """Encode one JSON object on one line (non-ASCII kept readable)."""
     return json.dumps(obj, ensure_ascii=False)
 
@@ -90,7 +81,7 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
         lines.append(f"Skipped {sum(skipped.values())} logs: {reasons}.")
     shown = report.problems if verbose else report.problems[:SHOWN_PROBLEMS]
     for p in shown:
-        lines.append(f"  {p.kind}: {_where(p)}: {p.message}")
+        lines.append(f"  {p.kind}: {where(p)}: {p.message}")
     if len(shown) < len(report.problems):
         lines.append(f"  … and {len(report.problems) - len(shown)} more (--verbose lists them all)")
     return lines
@@ -106,7 +97,7 @@ def _archive(report: BuildReport) -> dict[str, Any] | None:
 
 def summary_json(report: BuildReport) -> str:
     """Return the build summary as one JSON object, for scripts and CI."""
-    return _dump(
+    return dump(
         {
             "output": str(report.output),
             "logs": report.logs,
@@ -121,66 +112,6 @@ def summary_json(report: BuildReport) -> str:
             "bytes_written": report.bytes_written,
             "seconds": round(report.seconds, 3),
             "archive": _archive(report),
-            "problems": [_problem(p, skipped=p.skipped) for p in report.problems],
-        }
-    )
-
-
-def check_lines(report: CheckReport) -> list[str]:
-    """Return one line per problem (``file:line: severity: kind: message``) and a summary."""
-    lines = [f"{_where(p)}: {p.severity}: {p.kind}: {p.message}" for p in report.problems]
-    classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
-    lines.append(
-        f"Checked {plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
-        + (f": {classes}." if classes else ".")
-    )
-    found = [plural(report.count(s), s) for s in Severity if report.count(s)]
-    verdict = "check passed" if report.ok else "check failed"
-    lines.append(
-        f"{plural(report.publishable, 'job')} can be published; "
-        f"{', '.join(found) if found else 'no problems'}: {verdict}."
-    )
-    return lines
-
-
-def check_json(
-    report: CheckReport, fail_on: Sequence[str] = (), reasons: Sequence[Reason] = ()
-) -> str:
-    """Return the check result as one JSON object, for scripts and CI.
-
-    It holds every publishable job with its findings, and why ``--fail-on`` failed.
-    """
-    # Here, not at the top: a build's report (a no-op's too) needs neither.
-    from sitegen.diagnose.insights import all_findings
-    from sitegen.diagnose.recurring import all_regressions
-
-    regressed = all_regressions(report.jobs)
-    by_kind = {str(kind): 0 for kind in ProblemKind}
-    for p in report.problems:
-        by_kind[str(p.kind)] += 1
-    return _dump(
-        {
-            "log_dirs": [str(d) for d in report.log_dirs],
-            "ok": report.ok,
-            "logs": report.logs,
-            "publishable": report.publishable,
-            "classifications": report.classifications,
-            "problems_by_kind": by_kind,
-            **{f"{s}s": report.count(s) for s in Severity},
-            "problems": [_problem(p, severity=p.severity) for p in report.problems],
-            "jobs": [
-                {
-                    "job_id": j.job_id,
-                    "job_name": j.job_name,
-                    "status": j.status,
-                    "findings": msgspec.to_builtins(all_findings(j, regressed)),
-                }
-                for j in newest_first(report.jobs)
-            ],
-            "fail_on": list(fail_on),
-            "fail_on_reasons": [
-                {"job_id": r.job.job_id, "job_name": r.job.job_name, "kind": r.kind, "why": r.why}
-                for r in reasons
-            ],
+            "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
         }
     )

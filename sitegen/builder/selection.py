@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitegen.builder.manifest import State
 from sitegen.builder.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
+from sitegen.builder.state.store import State
 from sitegen.eventlog.classify import duplicate_problem
 from sitegen.model import Problem
 

@@ -18,11 +18,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder.manifest import DAY_MS, LogOutcome, State, decode_summary
 from sitegen.builder.parallel import pool_map
+from sitegen.builder.state.records import LogOutcome
+from sitegen.builder.state.schema import DAY_MS, decode_summary
+from sitegen.builder.state.store import State
 from sitegen.diagnose import recurring
-from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import ContextKey, RunContext
+from sitegen.finding import Finding
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import trend_pages, urls
 from sitegen.render.pages import PageRenderer
@@ -59,7 +61,7 @@ def update_trends(
     wanted = sorted(set(names))
     before = {r.entry.name: r.regressions for r in stored_records(state, wanted)}
     for name in wanted:
-        rows = state.runs(name)
+        rows = [(recurring.Run(*run), key, context) for run, key, context in state.runs(name)]
         if not rows:
             state.set_name_trend(name, 0, None)
             continue

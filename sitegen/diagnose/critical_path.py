@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.render.formatting import duration
+from sitegen.text.formatting import duration
 
 _START = attrgetter("start_exec_time")
 _END = attrgetter("end_exec_time")

@@ -17,15 +17,14 @@ from sitegen.diagnose.failed_attempts import (
     failed_finding,
     root_cause,
 )
-from sitegen.diagnose.finding import Finding, FindingKind, most_severe_first
 from sitegen.diagnose.stage_findings import SlowTask, judge_stage, same_executor, stage_times
 from sitegen.diagnose.timing import idle, queued
+from sitegen.eventlog.dotgraph import JobGraph
+from sitegen.eventlog.payload import Stage, as_int
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
+from sitegen.finding import Finding, FindingKind, most_severe_first
 from sitegen.model import is_failed
-from sitegen.render.payload import Stage, as_int, stages
-from sitegen.svg import dotgraph
-from sitegen.svg.dotgraph import JobGraph
 
 _EXECUTOR = attrgetter("executor_id")
 
@@ -152,10 +151,3 @@ def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:
         stages=pairs,
         stage_edges=graph.stage_edges(),
     )
-
-
-def diagnose_log(read: LogRead) -> Diagnosis:
-    """Diagnose a completed log on its own (decoding its payload and DAG); for other tools."""
-    assert read.job_end is not None
-    graph = dotgraph.parse(read.job_end.dot)
-    return diagnose(facts_of(read, stages(read.job_end.stages), graph))

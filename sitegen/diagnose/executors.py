@@ -7,10 +7,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.finding import Finding, FindingKind
 from sitegen.diagnose.stage_findings import StageTimes
 from sitegen.diagnose.stats import median, times
-from sitegen.render.formatting import duration
+from sitegen.finding import Finding, FindingKind
+from sitegen.text.formatting import duration
 
 
 @dataclass(frozen=True)

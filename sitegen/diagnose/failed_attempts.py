@@ -6,11 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.finding import Finding, FindingKind, Severity
+from sitegen.eventlog.payload import TaskStatus, TaskSummary, as_int, task_status, task_statuses
 from sitegen.eventlog.schema import TaskEnd
+from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import is_failed
-from sitegen.render.formatting import timestamp_ms
-from sitegen.render.payload import TaskStatus, TaskSummary, as_int, task_status, task_statuses
+from sitegen.text.formatting import timestamp_ms
 
 
 def error_text(status: TaskStatus) -> str:
@@ -95,11 +95,11 @@ def failed_finding(attempts: list[Attempt], tried: int, job_failed: bool) -> Fin
         where = f" on {len(executors)} executors"
     outcome = " The job failed." if job_failed else " Retries succeeded; they cost time."
     if job_failed:
-        grade = Severity.CRITICAL
+        grade = FindingSeverity.CRITICAL
     elif n >= th.FAILED_SHARE_WARNING * max(tried, n):
-        grade = Severity.WARNING
+        grade = FindingSeverity.WARNING
     else:
-        grade = Severity.INFO
+        grade = FindingSeverity.INFO
     return Finding(
         kind=FindingKind.FAILED_ATTEMPTS,
         severity=grade,

@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from sitegen.diagnose.masking import clip, mask
+from sitegen.eventlog.payload import task_status
 from sitegen.model import ErrorPattern, JobSummary, is_failed
-from sitegen.render.payload import task_status
 
 # A job keeps at most this many distinct task error patterns (a bad UDF fails 800,000 tasks
 # with one text; garbage could give each its own): the rest are counted in the last one kept.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sitegen.eventlog.payload import Stage
 from sitegen.model import StageFigures
-from sitegen.render.payload import Stage
 
 
 def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:

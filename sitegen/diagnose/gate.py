@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sitegen.diagnose.finding import FindingKind
 from sitegen.diagnose.insights import all_findings
 from sitegen.diagnose.recurring import failed, regressions, runs_by_name
 from sitegen.errors import UsageError
+from sitegen.finding import FindingKind
 from sitegen.model import JobSummary
 
 FAILED = "failed"

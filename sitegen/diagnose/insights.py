@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sitegen.diagnose.finding import Finding, Severity, most_severe_first
+from sitegen.finding import Finding, FindingSeverity, most_severe_first
 from sitegen.model import JobSummary
 
 # The Insights page lists at most this many jobs: the worst first.
@@ -30,7 +30,7 @@ def all_findings(job: JobSummary, extra: Mapping[str, Finding]) -> list[Finding]
     return most_severe_first(found)
 
 
-def worst(findings: Iterable[Finding]) -> Severity | None:
+def worst(findings: Iterable[Finding]) -> FindingSeverity | None:
     """Return the highest severity among ``findings``, None when there are none."""
     return max((f.severity for f in findings), key=lambda s: s.rank, default=None)
 

@@ -17,9 +17,9 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
-from sitegen.diagnose.finding import Finding, FindingKind, Severity
+from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import JobSummary, StageFigures
-from sitegen.render.formatting import duration
+from sitegen.text.formatting import duration
 
 # A successful run regresses when it took over this many times the median of the recent
 # successful runs of its name: runs that vary by ±10% (at most 1.22x apart) never do.
@@ -124,7 +124,7 @@ def regression(
     if median <= 0 or took <= REGRESSION_RATIO * median or took - median < MIN_SLOWDOWN_MS:
         return None
     ratio = took / median
-    severity = Severity.CRITICAL if ratio >= CRITICAL_RATIO else Severity.WARNING
+    severity = FindingSeverity.CRITICAL if ratio >= CRITICAL_RATIO else FindingSeverity.WARNING
     message = (
         f"This run took {duration(took)}, {ratio:.1f}x the median of {duration(median)} "
         f"over the previous {len(recent)} successful runs of “{name or job.job_name}”."

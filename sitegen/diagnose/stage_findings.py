@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.finding import Finding, FindingKind
 from sitegen.diagnose.stats import median, quantile, times
 from sitegen.diagnose.tasks import RowIndex
+from sitegen.eventlog.payload import Stage, as_int, task_duration, task_statuses
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.render.formatting import duration, rows
-from sitegen.render.payload import Stage, as_int, task_duration, task_statuses
+from sitegen.finding import Finding, FindingKind
+from sitegen.text.formatting import duration, rows
 
 
 @dataclass

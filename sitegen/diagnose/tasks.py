@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sitegen.eventlog.payload import TaskSummary
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.render.payload import TaskSummary
 
 # A payload row's (task id, start, end) and (start, end): any of them may be missing.
 Attempt = tuple[int | None, int | None, int | None]

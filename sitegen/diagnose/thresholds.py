@@ -9,7 +9,7 @@ twice 20 ms is a ratio of 2 and costs nobody anything.
 
 from __future__ import annotations
 
-from sitegen.diagnose.finding import Severity
+from sitegen.finding import FindingSeverity
 
 # Dr. Elephant's severity bands for "how many times the expected value".
 LOW = 1.33  # 10 ** (1/8): noticeable, never reported on its own
@@ -66,12 +66,12 @@ ERROR_CHARS = 160
 ERRORS_QUOTED = 3
 
 
-def severity(ratio: float) -> Severity | None:
+def severity(ratio: float) -> FindingSeverity | None:
     """Grade a ratio with the bands: None below MODERATE (not reported)."""
     if ratio >= CRITICAL:
-        return Severity.CRITICAL
+        return FindingSeverity.CRITICAL
     if ratio >= SEVERE:
-        return Severity.WARNING
+        return FindingSeverity.WARNING
     if ratio >= MODERATE:
-        return Severity.INFO
+        return FindingSeverity.INFO
     return None

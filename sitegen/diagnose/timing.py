@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.finding import Finding, FindingKind, Severity
 from sitegen.diagnose.stats import times
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.render.formatting import duration, percent
+from sitegen.finding import Finding, FindingKind, FindingSeverity
+from sitegen.text.formatting import duration, percent
 
 _START = attrgetter("start_exec_time")
 _END = attrgetter("end_exec_time")
@@ -93,6 +93,6 @@ def idle(tasks: list[TaskEnd], started_at: int, completed_at: int) -> Finding | 
     )
 
 
-def _job_finding(kind: FindingKind, grade: Severity, ratio: float, message: str) -> Finding:
+def _job_finding(kind: FindingKind, grade: FindingSeverity, ratio: float, message: str) -> Finding:
     """Return a finding about the whole job: no stage, task or executor."""
     return Finding(kind, grade, None, None, None, round(ratio, 2), message)

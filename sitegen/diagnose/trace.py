@@ -17,8 +17,8 @@ from operator import attrgetter
 import msgspec
 
 from sitegen.diagnose.failed_attempts import error_text
+from sitegen.eventlog.payload import Stage, TaskSummary, as_int, task_status
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.render.payload import Stage, TaskSummary, as_int, task_status
 
 STAGES_PID = 0
 _START = attrgetter("start_exec_time")

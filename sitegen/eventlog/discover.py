@@ -19,6 +19,16 @@ from sitegen.eventlog.logfiles import LogFile, LogList, split_name
 
 MAX_ID_BYTES = 200
 
+# One event-log dir or several, as scripts and tests give them.
+LogDirs = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def as_log_dirs(given: LogDirs) -> tuple[Path, ...]:
+    """Return the log dirs as a tuple of paths: the one place they are normalised."""
+    if isinstance(given, str | os.PathLike):
+        return (Path(given),)
+    return tuple(Path(d) for d in given)
+
 
 def check_log_dir(log_dir: Path) -> None:
     """Refuse an event-log dir that is missing, not a directory, or not readable."""

@@ -8,12 +8,12 @@ from pathlib import PurePosixPath
 
 import msgspec
 
-from sitegen import __version__
 from sitegen.eventlog import schema
 from sitegen.layout import JOB_ENDPOINTS, SITE_ENDPOINTS, Body, Endpoint, endpoint_file, html_copy
 from sitegen.model import JobSummary, Problem
 from sitegen.render import dot
-from sitegen.render.htmlsafe import json_for_html, text_for_html
+from sitegen.text.htmlsafe import json_for_html, text_for_html
+from sitegen.version import __version__
 
 ApiFile = tuple[PurePosixPath, bytes]
 _encode = msgspec.json.Encoder().encode

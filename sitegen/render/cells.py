@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from sitegen.model import Problem, Severity
-from sitegen.render.formatting import NONE, duration, number, rows, timestamps
-from sitegen.render.htmlsafe import esc
-from sitegen.render.payload import Percentiles
+from sitegen.eventlog.payload import Percentiles
+from sitegen.model import Problem, ProblemSeverity
 from sitegen.svg.text import status_class
+from sitegen.text.formatting import NONE, duration, number, rows, timestamps
+from sitegen.text.htmlsafe import esc
 
 _EMPTY = Markup(f'<td class="num">{NONE}</td>')
 _NO_PERCENTILES = Markup(f'<td class="num" colspan="5">{NONE}</td>')
@@ -45,7 +45,7 @@ def badge(status: str) -> Markup:
 
 def problem_badge(problem: Problem) -> Markup:
     """Return a problem's kind as a badge: red for an error, amber for a warning or a note."""
-    css = "st-failed" if problem.severity is Severity.ERROR else "st-warning"
+    css = "st-failed" if problem.severity is ProblemSeverity.ERROR else "st-warning"
     return Markup(badge_html(problem.kind, css))
 
 

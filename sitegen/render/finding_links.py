@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sitegen.diagnose.finding import Finding, FindingKind
+from sitegen.finding import Finding, FindingKind
 from sitegen.render import urls
 from sitegen.render.links import Linker
 

@@ -4,37 +4,37 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from markupsafe import Markup
 
-from sitegen.diagnose.diagnosis import Diagnosis, JobFacts, diagnose
+from sitegen.diagnose.analysis import JobAnalysis
+from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.diagnose.failed_attempts import root_cause_sentence
-from sitegen.diagnose.figures import job_rows, stage_figures
-from sitegen.diagnose.finding import FindingKind
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.tasks import executor_index
+from sitegen.eventlog import dotgraph, payload
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
+from sitegen.finding import FindingKind
 from sitegen.model import JobSummary, is_failed
-from sitegen.render import payload, urls
+from sitegen.render import urls
 from sitegen.render.api import job_endpoints
 from sitegen.render.cells import status_badge
 from sitegen.render.finding_links import Places, ShownFinding, shown, task_anchor
-from sitegen.render.formatting import (
+from sitegen.render.fragments import Fragment
+from sitegen.render.links import Linker
+from sitegen.render.runs import StageChange, compare
+from sitegen.svg import dag, histogram, timeline
+from sitegen.text.formatting import (
     DURATIONS,
     MILLIS,
     NONE,
     SECONDS,
     Memo,
 )
-from sitegen.render.fragments import Fragment
-from sitegen.render.htmlsafe import esc
-from sitegen.render.links import Linker
-from sitegen.render.runs import StageChange, compare
-from sitegen.svg import dag, dotgraph, histogram, timeline
+from sitegen.text.htmlsafe import esc
 
 # A timeline of 800,000 bars is a 90 MB picture no browser shows: beyond this many task
 # attempts, the job page draws the failed ones, then the longest (as Spark caps its own).
@@ -228,28 +228,20 @@ def failures(stage: StageInfo) -> list[Failure]:
     return found
 
 
-def build_stages(read: LogRead, graph: dotgraph.JobGraph) -> list[StageInfo]:
+def build_stages(analysis: JobAnalysis) -> list[StageInfo]:
     """Join the stages payload, the DOT clusters and the TaskEnd records per stage."""
-    assert read.job_end is not None
-    stages = payload.stages(read.job_end.stages)
-    by_cluster = {g.stage_id: g for g in graph.stages}
-    segments = urls.stage_segments([s.stage_id for s in stages])
-    ends: dict[int, list[TaskEnd]] = defaultdict(list)
-    for task in read.tasks:
-        ends[task.stage_id].append(task)
-    infos = []
-    for n, (stage, segment) in enumerate(zip(stages, segments, strict=True)):
-        sid = payload.as_int(stage.stage_id)
-        infos.append(
-            StageInfo(
-                stage=stage,
-                segment=segment,
-                colour=n,
-                graph=by_cluster.get(stage.stage_id),
-                task_ends=ends.get(sid, []) if sid is not None else [],
-            )
+    by_cluster = {g.stage_id: g for g in analysis.graph.stages}
+    segments = urls.stage_segments([s.stage_id for s, _ in analysis.stages])
+    return [
+        StageInfo(
+            stage=stage,
+            segment=segment,
+            colour=n,
+            graph=by_cluster.get(stage.stage_id),
+            task_ends=ends,
         )
-    return infos
+        for n, ((stage, ends), segment) in enumerate(zip(analysis.stages, segments, strict=True))
+    ]
 
 
 def colour_map(infos: list[StageInfo], tasks: list[TaskEnd]) -> dict[int, int]:
@@ -307,39 +299,23 @@ def timeline_tasks(tasks: list[TaskEnd]) -> list[TaskEnd]:
 
 def job_page(
     read: LogRead,
-    summary: JobSummary,
+    analysis: JobAnalysis,
     page: PurePosixPath,
     note: Markup | None,
     context: RunContext | None = None,
 ) -> JobPage:
-    """Compute the job page's content; fill ``summary``'s figures from the stages read."""
+    """Compute the job page's content from the job's analysis (which it leaves as it is)."""
     assert read.job_end is not None
     end = read.job_end
-    graph = dotgraph.parse(end.dot)
-    infos = build_stages(read, graph)
-    # Read here, where the stages payload is decoded anyway (it can be 800,000 tasks).
-    summary.stages = stage_figures([info.stage for info in infos])
-    summary.input_rows, summary.output_rows = job_rows(summary.stages, graph.stage_edges())
+    summary = analysis.summary
+    graph = analysis.graph
+    infos = build_stages(analysis)
     link = Linker(page)
     stage_links: dict[str, str] = {}
     for info in infos:  # a repeated stage id links to its first stage page
         stage_links.setdefault(info.stage.stage_id, link.stage(summary.job_id, info.segment))
     colours = colour_map(infos, read.tasks)
-    found = diagnose(
-        JobFacts(
-            job_id=summary.job_id,
-            failed=is_failed(end.status),
-            queued_at=end.queued_at,
-            started_at=end.started_at,
-            completed_at=end.completed_at,
-            tasks=read.tasks,
-            stages=[(info.stage, info.task_ends) for info in infos],
-            stage_edges=graph.stage_edges(),
-        )
-    )
-    # The summary carries them to the reduce step (jobs list, insights, check).
-    summary.findings = found.findings
-    summary.root_cause = found.root_cause.error if found.root_cause else None
+    found = analysis.diagnosis
     path = found.critical_path
     dag_svg = (
         dag.stage_dag(

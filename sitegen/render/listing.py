@@ -21,13 +21,13 @@ from dataclasses import dataclass
 import msgspec
 import orjson
 
-from sitegen.diagnose.finding import Finding
+from sitegen.finding import Finding
 from sitegen.model import JobSummary
 from sitegen.render.cells import status_badge
-from sitegen.render.formatting import DURATIONS, number, timestamps
 from sitegen.render.fragments import Fragment
-from sitegen.render.htmlsafe import esc
 from sitegen.render.links import Linker
+from sitegen.text.formatting import DURATIONS, number, timestamps
+from sitegen.text.htmlsafe import esc
 
 _NO_DURATION = '<td class="num">—</td>'
 _NO_FINDINGS = '<td data-v="0"></td>'

@@ -9,16 +9,18 @@ from typing import Any
 
 import jinja2
 
-from sitegen.builder.notes import Note
+from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
-from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.trace import trace
+from sitegen.eventlog.notes import Note
+from sitegen.eventlog.payload import PERCENTILE_KEYS, as_int
 from sitegen.eventlog.reader import LogRead
+from sitegen.finding import Finding
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish.writer import SiteWriter
-from sitegen.render import cells, formatting, runs, urls
+from sitegen.render import cells, runs, urls
 from sitegen.render.finding_links import shown
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
@@ -26,11 +28,11 @@ from sitegen.render.links import Linker
 from sitegen.render.listing import ListPage, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
-from sitegen.render.payload import PERCENTILE_KEYS, as_int
 from sitegen.render.runs import StageChange, compare
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
+from sitegen.text import formatting
 
 JOBS_PER_EXECUTOR = 50
 
@@ -207,14 +209,15 @@ class PageRenderer:
         self,
         writer: SiteWriter,
         read: LogRead,
-        summary: JobSummary,
+        analysis: JobAnalysis,
         note: Note | None = None,
         context: RunContext | None = None,
     ) -> None:
         """Write one job's page and its stage pages (map step, in a worker)."""
+        summary = analysis.summary
         job_id = summary.job_id
         page = urls.job_page(job_id)
-        job = job_page(read, summary, page, render_md(note.text) if note else None, context)
+        job = job_page(read, analysis, page, render_md(note.text) if note else None, context)
         writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
         writer.write(urls.findings_file(job_id), findings_json(job_id, summary.findings))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sitegen.model import StageFigures
-from sitegen.render.formatting import NONE
+from sitegen.text.formatting import NONE
 
 
 def change(now: int | None, before: int | None) -> str:

@@ -38,8 +38,8 @@ def environment(override: Path | None = None) -> jinja2.Environment:
     """Return the Jinja environment: autoescape on, StrictUndefined, overrides first."""
     import jinja2  # here, not at the top: a build with nothing to do never renders
 
-    from sitegen import __version__
-    from sitegen.render.htmlsafe import finalize
+    from sitegen.text.htmlsafe import finalize
+    from sitegen.version import __version__
 
     search = [str(override)] if override else []
     search.append(str(default_template_dir()))

@@ -13,8 +13,8 @@ import msgspec
 from markupsafe import Markup
 
 from sitegen.diagnose import failures, insights, recurring
-from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import NameTrend
+from sitegen.finding import Finding
 from sitegen.model import JobSummary
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import urls

@@ -6,10 +6,10 @@ import functools
 import itertools
 from collections.abc import Sequence
 
-from sitegen.render.htmlsafe import esc
-from sitegen.svg.dotgraph import JobGraph, StageGraph
+from sitegen.eventlog.dotgraph import JobGraph, StageGraph
 from sitegen.svg.layered import Box, Layout, layered, path_data, topological_order
 from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, num, status_class
+from sitegen.text.htmlsafe import esc
 
 LINE = 16.0
 PAD = 8.0

@@ -8,9 +8,9 @@ from collections import Counter
 from itertools import repeat
 from operator import sub, truediv
 
-from sitegen.render.formatting import duration
-from sitegen.render.htmlsafe import esc
 from sitegen.svg.text import num
+from sitegen.text.formatting import duration
+from sitegen.text.htmlsafe import esc
 
 WIDTH = 600.0
 HEIGHT = 160.0

@@ -8,11 +8,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence, Set
 from operator import attrgetter
 
+from sitegen.eventlog.payload import task_status
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.render.formatting import DURATIONS, Memo, duration
-from sitegen.render.htmlsafe import esc
-from sitegen.render.payload import task_status
 from sitegen.svg.text import clip, num
+from sitegen.text.formatting import DURATIONS, Memo, duration
+from sitegen.text.htmlsafe import esc
 
 WIDTH = 1000.0
 GUTTER = 150.0

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sitegen.render.formatting import duration, timestamp
-from sitegen.render.htmlsafe import esc
 from sitegen.svg.text import num
+from sitegen.text.formatting import duration, timestamp
+from sitegen.text.htmlsafe import esc
 
 WIDTH = 720.0
 HEIGHT = 200.0

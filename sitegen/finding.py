@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import msgspec
 
 
-class Severity(enum.StrEnum):
+class FindingSeverity(enum.StrEnum):
     """How much a finding matters; the order is the order of the members."""
 
     INFO = "info"
@@ -21,7 +21,7 @@ class Severity(enum.StrEnum):
         return _RANK[self]
 
 
-_RANK = {s: i for i, s in enumerate(Severity)}
+_RANK = {s: i for i, s in enumerate(FindingSeverity)}
 
 
 class FindingKind(enum.StrEnum):
@@ -40,7 +40,7 @@ class Finding(msgspec.Struct, frozen=True, gc=False):
     """A finding as ``jobs/<job_id>/findings.json`` lists it (ids as in the log, None if n/a)."""
 
     kind: FindingKind
-    severity: Severity
+    severity: FindingSeverity
     stage_id: int | None
     task_id: int | None
     executor_id: str | None

@@ -169,3 +169,8 @@ def filesize(size: int | None) -> str:
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
     return f"{size} B"
+
+
+def plural(n: int, word: str) -> str:
+    """Return ``n word`` (thousands separated) with an ``s`` unless n is 1."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"

@@ -1,0 +1,126 @@
+"""What a build is asked to do (``BuildOptions``) and what it did (``BuildReport``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.builder.retention import parse_age
+from sitegen.builder.state.store import open_published
+from sitegen.errors import UsageError
+from sitegen.eventlog.discover import as_log_dirs
+from sitegen.layout import DEFAULT_TITLE
+from sitegen.model import JobSummary, Problem, RunningJob
+from sitegen.render import urls
+
+if TYPE_CHECKING:
+    from sitegen.publish.archive import ArchiveResult
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything a build depends on."""
+
+    # Current + archive, several schedulers: one or more directories.
+    log_dirs: tuple[Path, ...]
+    output: Path
+    strict: bool = False
+    workers: int | None = None
+    clean: bool = False
+    pages_dir: Path | None = None
+    templates_dir: Path | None = None
+    robots: bool = False
+    title: str = DEFAULT_TITLE
+    # Where the site is served from (``/``, ``/history/``, ``https://…/``): the 404 page,
+    # which hosts show at any missing address, links absolutely from it. None: relative.
+    base_url: str | None = None
+    # After publishing, also pack the site into this .tar.gz / .zip (outside output and logs).
+    archive: Path | None = None
+    # Retention of the site (logs are never touched): the newest N, those ended recently,
+    # the newest that fit in this many bytes.
+    max_jobs: int | None = None
+    max_age: str | None = None
+    max_site_size: int | None = None
+    # Publish each job's original log, gzip-compressed, beside its pages.
+    raw_logs: bool = True
+    # Let log dirs without any log replace a site that has jobs (see builder/guard.py).
+    allow_empty: bool = False
+    # Read logs and notes linked to files outside the log dirs (see eventlog/filekind.py).
+    follow_links: bool = False
+    # Trust a log read as a completed job never to change in place: when the log dirs list
+    # the same names as last time and no other log changed, nothing did (no stat of each).
+    trust_finished_logs: bool = False
+
+    def __post_init__(self) -> None:
+        """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
+        object.__setattr__(self, "log_dirs", as_log_dirs(self.log_dirs))
+        if self.max_age is not None:
+            parse_age(self.max_age)  # fail before any work
+        if self.base_url is not None:
+            try:
+                object.__setattr__(self, "base_url", urls.base_url(self.base_url))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+
+
+# Options that change how a build runs, or which jobs are listed, but not a byte of
+# any job's own files: changing them does not force every job to be rebuilt.
+RUN_OPTIONS = frozenset(
+    {
+        "log_dirs",
+        "output",
+        "strict",
+        "workers",
+        "clean",
+        "archive",
+        "max_jobs",
+        "max_age",
+        "max_site_size",
+        "allow_empty",
+        "trust_finished_logs",
+    }
+)
+
+
+@dataclass
+class BuildReport:
+    """What a build did, for the CLI summary and for scripts."""
+
+    output: Path
+    logs: int
+    published: int
+    running: list[RunningJob]
+    problems: list[Problem]
+    files_written: int
+    bytes_written: int
+    seconds: float
+    rebuilt: int = 0
+    up_to_date: bool = False
+    # Completed jobs left off the site by --max-jobs / --max-age, and by --max-site-size.
+    retention_dropped: int = 0
+    size_dropped: int = 0
+    # Whether the raw logs were left out so that more jobs fit in --max-site-size.
+    raw_logs_dropped: bool = False
+    # Bytes of the published site (its jobs' files and the site-wide files).
+    site_bytes: int = 0
+    classifications: dict[str, int] = field(default_factory=dict)
+    archive: ArchiveResult | None = None
+
+    @property
+    def jobs(self) -> list[JobSummary]:
+        """Return the published jobs, newest first, read from the site's state when asked."""
+        # Not held: at 100,000 jobs that is most of a build's memory, and few callers ask.
+        state = open_published(self.output)
+        if state is None:
+            return []
+        try:
+            return list(state.newest())
+        finally:
+            state.close()
+
+    @property
+    def skipped(self) -> Counter[str]:
+        """Count skipped logs by reason."""
+        return Counter(str(p.kind) for p in self.problems if p.skipped)

@@ -1,0 +1,58 @@
+"""An open state database: its connection, transactions, meta rows and the site's files."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+
+class Base:
+    """An open state database; every change is one transaction, committed by ``commit``."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self.db = connection
+        self.fingerprint = ""
+        self.closed = False
+
+    def _meta(self, values: dict[str, str]) -> None:
+        """Record the state's layout, sitegen version and fingerprint."""
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    def begin(self) -> None:
+        """Start the build's one write transaction (others wait: builds take turns anyway)."""
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        """Commit the build's changes: the site and its state now agree."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the database (again is fine); an uncommitted transaction rolls back."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+        finally:
+            self.db.close()
+
+    def site_bytes(self, root: Path) -> int:
+        """Return the bytes of the site at ``root``: its published jobs' and site-wide files."""
+        (jobs,) = self.db.execute(
+            "SELECT coalesce(sum(bytes), 0) FROM log WHERE published"
+        ).fetchone()
+        site = 0
+        for path in self.site_files():
+            try:
+                site += os.stat(f"{root}/{path}").st_size
+            except OSError:  # listed but gone: a site being updated; count what is there
+                continue
+        return int(jobs) + site
+
+    def site_files(self) -> set[str]:
+        """Return the site-wide files (not job directories) the site holds."""
+        return {path for (path,) in self.db.execute("SELECT path FROM site_file")}

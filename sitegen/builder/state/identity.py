@@ -1,0 +1,129 @@
+"""What identifies the logs a build read and the options it ran with: digests and changes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sitegen.builder.state.records import Identities
+from sitegen.eventlog.filekind import open_regular
+from sitegen.version import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    from sitegen.eventlog.logfiles import LogList
+
+
+def identity_digest(logs: LogList) -> str:
+    """Return a digest of the logs' keys, sizes and modification times, in their order."""
+    # From the columns, not a string per log: at 100,000 logs this is a no-op build's check.
+    h = hashlib.sha256("\0".join(logs.keys).encode("utf-8", "surrogateescape"))
+    h.update(b"\n" + logs.sizes.tobytes())
+    h.update(b"\n" + logs.times.tobytes())  # within 64 bits: discover clamps them
+    return h.hexdigest()
+
+
+def listing_digest(log_dirs: Sequence[Path], listings: Sequence[Sequence[str]]) -> str:
+    """Return a digest of the log dirs' real paths and their names, as listed."""
+    # The listing's own order: a directory that did not change lists alike (a reordered
+    # listing only costs the stat of every log). 0.02 s for 100,000 names.
+    h = hashlib.sha256()
+    for log_dir, names in zip(log_dirs, listings, strict=True):
+        h.update(os.fsencode(os.path.realpath(log_dir)) + b"\0\0")
+        h.update("\0".join(names).encode("utf-8", "surrogateescape") + b"\0\0")
+    return h.hexdigest()
+
+
+def changed_logs(stored: Identities, logs: LogList) -> tuple[set[str], set[str]]:
+    """Return the keys of the logs that are new or differ from ``stored``, and of those gone.
+
+    Whole lists are compared in C where they line up (one log dir, listed in key order as the
+    state's index holds them): building a tuple per log cost 0.4 s at 100,000 logs.
+    """
+    keys = logs.keys
+    new: set[str] = set()
+    gone: set[str] = set()
+    if keys != stored.keys:
+        now, had = set(keys), set(stored.keys)
+        new, gone = now - had, had - now
+    here, there = _positions(keys, new), _positions(stored.keys, gone)
+    kept = _without(keys, here)
+    if kept != _without(stored.keys, there):
+        # Not in the same order (several dirs): tuple by tuple.
+        then = set(zip(stored.keys, _ints(stored.sizes), _ints(stored.times), strict=True))
+        tuples = set(zip(keys, logs.sizes, logs.times, strict=True))
+        differ = {key for key, _, _ in tuples - then}
+        return differ, {key for key, _, _ in then - tuples} - differ
+    differ = set(new)
+    for numbers, column in ((logs.sizes, stored.sizes), (logs.times, stored.times)):
+        values = _without(list(numbers), here)
+        then_text = ",".join(_without(column.split(","), there)) if there else column
+        if ",".join(map(str, values)) != then_text:
+            pairs = zip(kept, values, _ints(then_text), strict=True)
+            differ.update(key for key, v, w in pairs if v != w)
+    return differ, gone
+
+
+def _positions(keys: list[str], some: set[str]) -> list[int]:
+    """Return where the keys of ``some`` are in ``keys``, last first."""
+    if len(some) <= 64:  # the usual few: a search in C each
+        return sorted((keys.index(key) for key in some), reverse=True)
+    return [n for n in range(len(keys) - 1, -1, -1) if keys[n] in some]
+
+
+T = TypeVar("T")
+
+
+def _without(items: list[T], positions: list[int]) -> list[T]:
+    """Return ``items`` without those at ``positions`` (last first); itself when there are none."""
+    if not positions:
+        return items
+    items = list(items)
+    for n in positions:
+        del items[n]
+    return items
+
+
+def _ints(column: str) -> list[int]:
+    """Return a comma-separated column's numbers."""
+    return list(map(int, column.split(","))) if column else []
+
+
+def log_digest(path: Path, held: bytes | None = None) -> str:
+    """Return a log's SHA-256, from its bytes if held; empty when it cannot be read."""
+    if held is not None:
+        return hashlib.sha256(held).hexdigest()
+    try:
+        with open_regular(path) as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:  # a dangling symlink, or a log removed since it was listed: the reader
+        return ""  # says why, and a log that can be read again no longer matches ""
+
+
+def _hash_tree(h: Any, root: Path) -> None:
+    """Feed every file name and content below ``root`` into ``h``, in a stable order."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(root)).encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+
+
+def fingerprint(
+    options: DataclassInstance, template_dirs: list[Path], ignore: frozenset[str]
+) -> str:
+    """Hash what every page depends on: sitegen version, templates, output-shaping options."""
+    h = hashlib.sha256(__version__.encode())
+    for directory in template_dirs:
+        _hash_tree(h, directory)
+    for f in fields(options):
+        if f.name in ignore:
+            continue
+        value = getattr(options, f.name)
+        h.update(f"{f.name}={value!r}\0".encode())
+        if isinstance(value, Path) and value.is_dir():
+            _hash_tree(h, value)
+    return h.hexdigest()

@@ -1,0 +1,213 @@
+"""What the reduce asks the state: published jobs, totals, trends, failures, listings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from sitegen.builder.state.base import Base
+from sitegen.builder.state.schema import (
+    RUN_COLUMNS,
+    chunks,
+    decode_summary,
+    json_array,
+    marks,
+)
+from sitegen.model import JobSummary
+
+# Rows as SQLite gives them; the reduce makes its records of them (recurring.Run and so on).
+RunRow = tuple[str, str, int, int, str, bool, bool, str]
+FailureColumns = tuple[str, str, int, str, str, int, int]
+RankColumns = tuple[str, int, int, int]
+
+
+class ReduceQueries(Base):
+    """The reduce's reads, by query: no step holds every job."""
+
+    def newest(self, limit: int | None = None) -> Iterator[JobSummary]:
+        """Yield the published jobs newest first (start time, then id), decoding each."""
+        query = (
+            # published = 1, not published: only an equality lets the index give the order.
+            "SELECT summary FROM log INDEXED BY log_newest JOIN blob USING (key) "
+            "WHERE published = 1 ORDER BY start_time DESC, job_id"
+        )
+        rows = self.db.execute(query + (f" LIMIT {int(limit)}" if limit is not None else ""))
+        for (blob,) in rows:
+            yield decode_summary(blob)
+
+    def summaries(self, job_ids: Sequence[str]) -> dict[str, JobSummary]:
+        """Return the published summaries of the given jobs."""
+        found: dict[str, JobSummary] = {}
+        for chunk in chunks(job_ids):
+            rows = self.db.execute(
+                f"SELECT job_id, summary FROM log JOIN blob USING (key) "
+                f"WHERE published AND job_id IN ({marks(chunk)})",
+                chunk,
+            )
+            found.update((job_id, decode_summary(blob)) for job_id, blob in rows)
+        return found
+
+    def jobs_json(self) -> Iterator[bytes]:
+        """Yield ``/api/jobs`` in pieces: the stored elements, newest first, as one array."""
+        query = "SELECT listed FROM log WHERE published ORDER BY start_time DESC, job_id"
+        return json_array(self.db.execute(query))
+
+    def totals(self) -> tuple[dict[str, int], int, int]:
+        """Return published jobs by status, and their task attempts and failed ones."""
+        by_status = dict(
+            self.db.execute(
+                "SELECT status, count(*) FROM log INDEXED BY log_totals WHERE published "
+                "GROUP BY status"
+            ).fetchall()
+        )
+        tasks, failed = self.db.execute(
+            "SELECT coalesce(sum(tasks), 0), coalesce(sum(failed_tasks), 0) FROM log "
+            "WHERE published"
+        ).fetchone()
+        return by_status, tasks, failed
+
+    def executors(self) -> list[tuple[str, int, int, int, int]]:
+        """Return per executor ``(id, tasks, failed, busy_ms, jobs)`` over the published jobs."""
+        rows = self.db.execute(
+            "SELECT executor_id, tasks, failed, busy_ms, jobs FROM executor_total "
+            "WHERE jobs > 0 ORDER BY executor_id"
+        )
+        return rows.fetchall()
+
+    def executor_jobs(self, executor_id: str, keep: int) -> list[tuple[str, int, int, int]]:
+        """Return an executor's newest ``keep`` jobs: ``(job_id, tasks, failed, busy_ms)``."""
+        rows = self.db.execute(
+            # The planner would take the totals' index and sort every job of the executor.
+            "SELECT job_id, tasks, failed, busy_ms FROM executor INDEXED BY executor_newest "
+            "WHERE executor_id = ? AND published = 1 ORDER BY start_time DESC, job_id LIMIT ?",
+            (executor_id, keep),
+        )
+        return rows.fetchall()
+
+    def published_names(self) -> list[str]:
+        """Return the names of the published jobs (the empty name aside), sorted."""
+        rows = self.db.execute(
+            "SELECT DISTINCT job_name FROM log WHERE published AND job_name <> '' ORDER BY job_name"
+        )
+        return [name for (name,) in rows]
+
+    def runs(self, name: str) -> list[tuple[RunRow, str, str]]:
+        """Return the published runs of a name, oldest first, with their log key and context.
+
+        A run's columns are those of ``diagnose.recurring.Run``.
+        """
+        rows = self.db.execute(
+            f"SELECT {RUN_COLUMNS}, key, context_sha256 FROM log "
+            # job_name <> '' as the index's condition says: else SQLite cannot use it.
+            "WHERE published AND job_name <> '' AND job_name = ? ORDER BY start_time, job_id",
+            (name,),
+        )
+        return [
+            ((j, n, s, e, st or "", bool(f), bool(ok), src), key, context)
+            for j, n, s, e, st, f, ok, src, key, context in rows
+        ]
+
+    def name_trends(self, names: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:
+        """Yield job names' stored trend figures (default: all), most runs first, then by name."""
+        if names is None:
+            yield from self.db.execute("SELECT name, data FROM name_trend ORDER BY runs DESC, name")
+            return
+        for name in sorted(set(names)):
+            yield from self.db.execute("SELECT name, data FROM name_trend WHERE name = ?", (name,))
+
+    def failure_version(self) -> int:
+        """Return what changes whenever a published job's failure rows come or go."""
+        # A counter the writers of the failure rows move (put, forget, set_published): summing
+        # the 160,000 rows of 100,000 jobs instead took every incremental build 0.3 s.
+        row = self.db.execute("SELECT value FROM meta WHERE name = 'failure_version'").fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def failure_rows(self) -> Iterator[FailureColumns]:
+        """Yield the published jobs' failure rows, oldest job first, each job's in order."""
+        yield from self.db.execute(
+            "SELECT job_id, job_name, start_time, pattern, example, failed_job, tasks FROM failure "
+            "WHERE published ORDER BY start_time, job_id, id"
+        )
+
+    def worst(self, limit: int) -> list[tuple[str, str]]:
+        """Return ``(job_id, digest)`` of the published jobs with the worst own findings."""
+        rows = self.db.execute(
+            "SELECT job_id, sha256 || key FROM log WHERE published AND findings > 0 "
+            "ORDER BY worst_rank DESC, findings DESC, start_time DESC, job_id DESC LIMIT ?",
+            (limit,),
+        )
+        return rows.fetchall()
+
+    def ranked(self, job_ids: Sequence[str]) -> dict[str, tuple[RankColumns, str]]:
+        """Return the figures Insights ranks the published jobs of ``job_ids`` by, and digests.
+
+        The figures are ``(job_id, worst_rank, findings, start_time)``: ``insights.Ranked``.
+        """
+        found = {}
+        for chunk in chunks(sorted(job_ids)):
+            rows = self.db.execute(
+                "SELECT job_id, worst_rank, findings, start_time, sha256 || key "
+                f"FROM log INDEXED BY log_job WHERE published AND job_id IN ({marks(chunk)})",
+                chunk,
+            )
+            for job_id, rank, count, start, digest in rows:
+                found[job_id] = ((job_id, rank, count, start), digest)
+        return found
+
+    def flagged_executors(self, min_jobs: int) -> list[tuple[str, int]]:
+        """Return executors that findings name in at least ``min_jobs`` published jobs."""
+        rows = self.db.execute(
+            "SELECT executor_id, count(*) FROM flag WHERE published GROUP BY executor_id "
+            "HAVING count(*) >= ? ORDER BY count(*) DESC, executor_id",
+            (min_jobs,),
+        )
+        return rows.fetchall()
+
+    def flagged_jobs(self, executor_id: str, limit: int) -> list[tuple[str, str]]:
+        """Return ``(job_id, digest)`` of an executor's newest flagged published jobs."""
+        rows = self.db.execute(
+            "SELECT flag.job_id, log.sha256 || log.key FROM flag JOIN log USING (key) "
+            "WHERE flag.published = 1 AND executor_id = ? "
+            "ORDER BY flag.start_time DESC, flag.job_id DESC LIMIT ?",
+            (executor_id, limit),
+        )
+        return rows.fetchall()
+
+    def published_count(self) -> int:
+        """Return how many jobs are published."""
+        (count,) = self.db.execute("SELECT count(*) FROM log WHERE published").fetchone()
+        return int(count)
+
+    def published_days(self) -> list[int]:
+        """Return the days with published jobs, newest first."""
+        rows = self.db.execute("SELECT DISTINCT day FROM log WHERE published ORDER BY day DESC")
+        return [day for (day,) in rows]
+
+    def listed_day(self, day: int) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of the day's published jobs, newest first."""
+        rows = self.db.execute(
+            "SELECT job_id, start_time, sha256 || key FROM log WHERE published AND day = ? "
+            "ORDER BY start_time DESC, job_id",
+            (day,),
+        )
+        return rows.fetchall()
+
+    def nth_newest(self, offset: int) -> tuple[str, int] | None:
+        """Return the id and day of the published job ``offset`` places from the newest."""
+        row = self.db.execute(
+            "SELECT job_id, day FROM log INDEXED BY log_newest WHERE published = 1 "
+            "ORDER BY start_time DESC, job_id LIMIT 1 OFFSET ?",
+            (offset,),
+        ).fetchone()
+        return (str(row[0]), int(row[1])) if row else None
+
+    def list_days(self) -> dict[int, bytes]:
+        """Return each listed day's stored pages and parts."""
+        return dict(self.db.execute("SELECT day, data FROM list_day").fetchall())
+
+    def jobs_json_by_day(self) -> Iterator[bytes]:
+        """Yield ``/api/jobs`` from the days' stored elements (the site has an archive)."""
+        return json_array(self.db.execute("SELECT api FROM list_day ORDER BY day DESC"))
+
+    def list_pages(self) -> dict[str, str]:
+        """Return each listing page's name and the signature of what it was rendered from."""
+        return dict(self.db.execute("SELECT name, signature FROM list_page").fetchall())

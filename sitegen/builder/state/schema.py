@@ -1,0 +1,185 @@
+"""The state's tables, indexes and triggers, and how its blobs are encoded."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+
+import msgspec
+
+from sitegen.builder.state.records import Chosen, LogOutcome
+from sitegen.model import JobSummary
+
+# What reading a damaged state raises: SQLite's errors, and a blob that does not decode.
+DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
+
+# The jobs list's widest span (sitegen.render.listing.SPANS): a UTC day.
+DAY_MS = 86_400_000
+
+# The state's own layout: a state of another layout (or none) means a full build.
+FORMAT = 7
+
+# Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
+encode = msgspec.msgpack.Encoder().encode
+
+decode_outcome = msgspec.msgpack.Decoder(LogOutcome).decode
+
+# Public: a worker is handed a summary as the state stores it (trend_hooks.patch_page).
+decode_summary = msgspec.msgpack.Decoder(JobSummary).decode
+
+encode_json = msgspec.json.Encoder().encode
+
+decode_chosen = msgspec.json.Decoder(Chosen).decode
+
+
+SCHEMA = """
+CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE log(
+    key TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    note_sha256 TEXT NOT NULL,
+    context_sha256 TEXT NOT NULL,
+    published INTEGER NOT NULL,
+    classification TEXT NOT NULL,
+    flagged INTEGER NOT NULL,
+    job_id TEXT,
+    job_name TEXT,
+    start_time INTEGER NOT NULL,
+    -- The UTC day its start falls in (start_time // DAY_MS): the jobs list's widest span.
+    day INTEGER NOT NULL,
+    end_time INTEGER NOT NULL,
+    completed_at INTEGER NOT NULL,
+    status TEXT,
+    -- As the trend of its name counts the run (diagnose/recurring.py).
+    failed INTEGER NOT NULL,
+    succeeded INTEGER NOT NULL,
+    -- Its own findings: how many, and the rank of the worst (-1: none), for Insights.
+    findings INTEGER NOT NULL,
+    worst_rank INTEGER NOT NULL,
+    tasks INTEGER NOT NULL,
+    failed_tasks INTEGER NOT NULL,
+    roots TEXT NOT NULL,
+    files INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    raw_bytes INTEGER NOT NULL,
+    listed BLOB
+);
+CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
+CREATE INDEX log_job ON log(job_id) WHERE published;
+CREATE INDEX log_day ON log(day, start_time DESC, job_id) WHERE published;
+-- Cover the counts every build reports: jobs by status, task attempts, bytes, classifications.
+CREATE INDEX log_totals ON log(published, status, tasks, failed_tasks, bytes);
+CREATE INDEX log_class ON log(classification);
+CREATE INDEX log_noted ON log(job_id, note_sha256) WHERE published AND note_sha256 <> '';
+CREATE INDEX log_identity ON log(key, size, mtime_ns);
+-- Selection by query (builder/selection.py): the logs that claim each job id, latest
+-- completion first; every completed log in the API's order, newest first.
+CREATE INDEX log_claim ON log(job_id, completed_at DESC, key) WHERE job_id IS NOT NULL;
+CREATE INDEX log_order ON log(start_time DESC, job_id) WHERE job_id IS NOT NULL;
+CREATE INDEX log_flagged ON log(key) WHERE flagged;
+CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
+CREATE INDEX log_worst ON log(worst_rank DESC, findings DESC, start_time DESC, job_id DESC)
+    WHERE published AND findings > 0;
+CREATE TABLE blob(key TEXT PRIMARY KEY, summary BLOB, outcome BLOB NOT NULL);
+CREATE TABLE name_trend(name TEXT PRIMARY KEY, runs INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE executor(
+    key TEXT NOT NULL,
+    executor_id TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    start_time INTEGER NOT NULL,
+    published INTEGER NOT NULL,
+    tasks INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    busy_ms INTEGER NOT NULL
+);
+CREATE INDEX executor_key ON executor(key);
+CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
+-- The executors page's totals over the published jobs, kept by triggers as rows come, go
+-- and flip: summing 300,000 rows at 100,000 jobs cost every build 0.3 s.
+CREATE TABLE executor_total(
+    executor_id TEXT PRIMARY KEY,
+    tasks INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    busy_ms INTEGER NOT NULL,
+    jobs INTEGER NOT NULL
+);
+CREATE TRIGGER executor_in AFTER INSERT ON executor WHEN NEW.published BEGIN
+    INSERT INTO executor_total VALUES (NEW.executor_id, NEW.tasks, NEW.failed, NEW.busy_ms, 1)
+    ON CONFLICT (executor_id) DO UPDATE SET tasks = tasks + excluded.tasks,
+        failed = failed + excluded.failed, busy_ms = busy_ms + excluded.busy_ms, jobs = jobs + 1;
+END;
+CREATE TRIGGER executor_out AFTER DELETE ON executor WHEN OLD.published BEGIN
+    UPDATE executor_total SET tasks = tasks - OLD.tasks, failed = failed - OLD.failed,
+        busy_ms = busy_ms - OLD.busy_ms, jobs = jobs - 1
+    WHERE executor_id = OLD.executor_id;
+END;
+CREATE TRIGGER executor_flip AFTER UPDATE OF published ON executor
+WHEN NEW.published <> OLD.published BEGIN
+    INSERT INTO executor_total VALUES (NEW.executor_id, 0, 0, 0, 0) ON CONFLICT DO NOTHING;
+    UPDATE executor_total SET
+        tasks = tasks + iif(NEW.published, NEW.tasks, -NEW.tasks),
+        failed = failed + iif(NEW.published, NEW.failed, -NEW.failed),
+        busy_ms = busy_ms + iif(NEW.published, NEW.busy_ms, -NEW.busy_ms),
+        jobs = jobs + iif(NEW.published, 1, -1)
+    WHERE executor_id = NEW.executor_id;
+END;
+-- What the Failures page adds up: each job's failure and failed attempts' error patterns.
+CREATE TABLE failure(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    job_name TEXT NOT NULL,
+    start_time INTEGER NOT NULL,
+    pattern TEXT NOT NULL,
+    example TEXT NOT NULL,
+    failed_job INTEGER NOT NULL,
+    tasks INTEGER NOT NULL,
+    published INTEGER NOT NULL
+);
+CREATE INDEX failure_key ON failure(key);
+-- The executors that findings name, per job: the Insights page's flagged nodes.
+CREATE TABLE flag(
+    key TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    start_time INTEGER NOT NULL,
+    executor_id TEXT NOT NULL,
+    published INTEGER NOT NULL
+);
+CREATE INDEX flag_key ON flag(key);
+CREATE INDEX flag_executor ON flag(published, executor_id, start_time DESC, job_id DESC);
+CREATE TABLE site_file(path TEXT PRIMARY KEY);
+-- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
+-- ``api``: the day's elements of ``/api/jobs``, newest first, joined: the array is the days'.
+CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL, api BLOB NOT NULL);
+CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
+"""
+
+KNOWN_COLUMNS = (
+    "key, size, mtime_ns, sha256, note_sha256, context_sha256, published, classification, job_id, "
+    "job_name, start_time, end_time, completed_at, roots, files, bytes, raw_bytes"
+)
+
+RUN_COLUMNS = "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key"
+
+
+def chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    """Split ``items`` into lists SQLite takes as bound parameters (at most 500)."""
+    for start in range(0, len(items), 500):
+        yield items[start : start + 500]
+
+
+def marks(chunk: Sequence[str]) -> str:
+    """Return the ``?`` placeholders of a chunk's ``IN (…)`` list."""
+    return ",".join("?" * len(chunk))
+
+
+def json_array(rows: Iterable[tuple[bytes]]) -> Iterator[bytes]:
+    """Yield a JSON array of the rows' encoded elements, a row at a time."""
+    # Streamed to the file, never joined: at 100,000 jobs the array is 27 MB, and the list of
+    # its pieces and the joined copy were the largest allocation of a full build's reduce.
+    yield b"["
+    for n, (element,) in enumerate(rows):
+        yield b"," + element if n else element
+    yield b"]"

@@ -1,0 +1,193 @@
+"""How a build records what it did: logs as mapped, selection, trends, listings, site files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import msgspec
+
+from sitegen.builder.state.base import Base
+from sitegen.builder.state.records import Chosen, LogOutcome
+from sitegen.builder.state.schema import DAY_MS, encode, encode_json
+from sitegen.model import ExecutorStats
+
+
+class Writes(Base):
+    """The build's writes, all in its one transaction."""
+
+    def set_chosen(self, chosen: Chosen) -> None:
+        """Record what this build's selection decided (the site's size is measured anew)."""
+        self._meta({"chosen": encode_json(chosen).decode()})
+        self.db.execute("DELETE FROM meta WHERE name = 'site_bytes'")
+
+    def set_listing(self, chosen: Chosen, listing: str) -> None:
+        """Record the listing the last selection also holds for (its site is as built)."""
+        self.begin()
+        self._meta(
+            {"chosen": encode_json(msgspec.structs.replace(chosen, listing=listing)).decode()}
+        )
+        self.commit()
+
+    def record_site_bytes(self, root: Path) -> int:
+        """Measure the site's bytes and record them with its selection (set_chosen clears it).
+
+        Called in the build's transaction: a write of its own costs a commit (fsyncs).
+        """
+        size = self.site_bytes(root)
+        self._meta({"site_bytes": str(size)})
+        return size
+
+    def set_context(self, key: str, outcome: LogOutcome) -> None:
+        """Record a log's job page spliced with a new run context: its digest and bytes."""
+        # Two columns and the outcome blob: recording the whole log again (summary, executors,
+        # failures) cost a full build 0.7 ms a recurring run, in the one main process.
+        self.db.execute(
+            "UPDATE log SET context_sha256 = ?, bytes = ? WHERE key = ?",
+            (outcome.context_sha256, outcome.bytes, key),
+        )
+        blob = encode(msgspec.structs.replace(outcome, summary=None))
+        self.db.execute("UPDATE blob SET outcome = ? WHERE key = ?", (blob, key))
+
+    def put(
+        self,
+        key: str,
+        size: int,
+        mtime_ns: int,
+        outcome: LogOutcome,
+        published: bool,
+        known: bool = True,
+    ) -> None:
+        """Record one log as built now (replacing what was known of it, if ``known``)."""
+        if known:
+            self.forget([key])
+        summary, row = outcome.summary, outcome.row
+        # The map step made the row with the summary: the state computes no column itself.
+        assert (summary is None) == (row is None), "a job's outcome comes with its row"
+        blob = encode(msgspec.structs.replace(outcome, summary=None, row=None))
+        executors: dict[str, ExecutorStats] = summary.executors if summary else {}
+        findings = summary.findings if summary else []
+        self.db.execute(
+            "INSERT INTO log VALUES (" + ",".join("?" * 27) + ")",
+            (
+                key,
+                size,
+                mtime_ns,
+                outcome.sha256,
+                outcome.note_sha256,
+                outcome.context_sha256,
+                int(published),
+                str(outcome.classification),
+                int(bool(outcome.problems) or outcome.running is not None),
+                summary.job_id if summary else None,
+                summary.job_name if summary else None,
+                summary.start_time if summary else 0,
+                summary.start_time // DAY_MS if summary else 0,
+                summary.end_time if summary else 0,
+                summary.completed_at if summary else 0,
+                summary.status if summary else None,
+                int(row is not None and row.failed),
+                int(row is not None and row.succeeded),
+                row.findings if row else 0,
+                row.worst_rank if row else -1,
+                summary.tasks if summary else 0,
+                summary.failed_tasks if summary else 0,
+                "\n".join(outcome.roots),
+                outcome.files,
+                outcome.bytes,
+                (summary.raw_log_bytes or 0) if summary else 0,
+                row.listed if row else None,
+            ),
+        )
+        self.db.execute(
+            "INSERT INTO blob VALUES (?,?,?)", (key, encode(summary) if summary else None, blob)
+        )
+        if summary is None or row is None:
+            return
+        failure = [(key, *failed, int(published)) for failed in row.failures]
+        if failure:
+            self.db.executemany(
+                "INSERT INTO failure (key, job_id, job_name, start_time, pattern, example, "
+                "failed_job, tasks, published) VALUES (?,?,?,?,?,?,?,?,?)",
+                failure,
+            )
+            self._failures_changed()
+        named = {f.executor_id for f in findings if f.executor_id is not None}
+        self.db.executemany(
+            "INSERT INTO flag VALUES (?,?,?,?,?)",
+            [(key, summary.job_id, summary.start_time, e, int(published)) for e in sorted(named)],
+        )
+        if summary is not None and executors:
+            job_id, start = summary.job_id, summary.start_time
+            self.db.executemany(
+                "INSERT INTO executor VALUES (?,?,?,?,?,?,?,?)",
+                [
+                    (key, e, job_id, start, int(published), s.tasks, s.failed, s.busy_ms)
+                    for e, s in executors.items()
+                ],
+            )
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Remove logs that are gone (or about to be recorded afresh)."""
+        rows = [(k,) for k in keys]
+        self.db.executemany("DELETE FROM log WHERE key = ?", rows)
+        for table in ("blob", "executor", "failure", "flag"):
+            cursor = self.db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
+            if table == "failure" and cursor.rowcount > 0:
+                self._failures_changed()
+
+    def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
+        """Record which reused logs are on the site now."""
+        rows = [(int(p), k) for k, p in changes]
+        for table in ("log", "executor", "failure", "flag"):
+            cursor = self.db.executemany(f"UPDATE {table} SET published = ? WHERE key = ?", rows)
+            if table == "failure" and cursor.rowcount > 0:
+                self._failures_changed()
+
+    def touch(self, times: Iterable[tuple[str, int]]) -> None:
+        """Record new modification times of logs whose bytes did not change."""
+        self.db.executemany("UPDATE log SET mtime_ns = ? WHERE key = ?", [(t, k) for k, t in times])
+
+    def set_name_trend(self, name: str, runs: int, data: bytes | None) -> None:
+        """Record a job name's trend figures (None: the name has no published run now)."""
+        self.db.execute("DELETE FROM name_trend WHERE name = ?", (name,))
+        if data is not None:
+            self.db.execute("INSERT INTO name_trend VALUES (?, ?, ?)", (name, runs, data))
+
+    def _failures_changed(self) -> None:
+        """Count one more change of the failure rows (in the build's transaction)."""
+        self.db.execute(
+            "INSERT INTO meta VALUES ('failure_version', '1') ON CONFLICT (name) "
+            "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def set_site_files(self, paths: set[str]) -> None:
+        """Record the site-wide files the site holds now (the rows that changed)."""
+        had = self.site_files()
+        self.db.executemany("DELETE FROM site_file WHERE path = ?", [(p,) for p in had - paths])
+        self.db.executemany("INSERT INTO site_file VALUES (?)", [(p,) for p in paths - had])
+
+    def set_list_day(self, day: int, data: bytes | None, jobs_changed: bool = True) -> None:
+        """Record a day's pages and parts (None: the day lists no job now).
+
+        ``jobs_changed`` False: the same jobs as recorded, so its ``/api/jobs`` elements stay.
+        """
+        if data is not None and not jobs_changed:
+            self.db.execute("UPDATE list_day SET data = ? WHERE day = ?", (data, day))
+            return
+        self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
+        if data is not None:
+            rows = self.db.execute(
+                "SELECT listed FROM log WHERE published AND day = ? "
+                "ORDER BY start_time DESC, job_id",
+                (day,),
+            )
+            api = b",".join(blob for (blob,) in rows)
+            self.db.execute("INSERT INTO list_day VALUES (?, ?, ?)", (day, data, api))
+
+    def set_list_pages(self, pages: dict[str, str], before: Mapping[str, str]) -> None:
+        """Record the listing pages and their signatures (``before``: as recorded till now)."""
+        gone = [(name,) for name in before.keys() - pages.keys()]
+        self.db.executemany("DELETE FROM list_page WHERE name = ?", gone)
+        changed = [(n, s) for n, s in pages.items() if before.get(n) != s]
+        self.db.executemany("INSERT OR REPLACE INTO list_page VALUES (?, ?)", changed)

@@ -1,0 +1,89 @@
+"""One job analysed once, for every output: its summary, findings, root cause, stage figures.
+
+The map step renders pages from what ``analyse`` returns, and ``sitegen check`` judges the
+same result: what a page shows, the gate sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sitegen.diagnose.diagnosis import Diagnosis, diagnose, facts_of
+from sitegen.diagnose.failures import task_error_patterns
+from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.eventlog import dotgraph, payload
+from sitegen.eventlog.dotgraph import JobGraph
+from sitegen.eventlog.reader import LogRead
+from sitegen.eventlog.schema import TaskEnd
+from sitegen.model import ExecutorStats, JobSummary, is_failed
+
+
+@dataclass(frozen=True)
+class JobAnalysis:
+    """What is known of one completed job once its log is read: the renderers present it."""
+
+    # The per-job record the reduce, the state and the gate keep (findings included).
+    summary: JobSummary
+    graph: JobGraph
+    # The decoded stages payload, with each stage's TaskEnd records beside it.
+    stages: list[tuple[payload.Stage, list[TaskEnd]]]
+    diagnosis: Diagnosis
+
+
+def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
+    """Analyse a completed log: its summary, stage figures, findings and critical path."""
+    assert read.job_end is not None
+    graph = dotgraph.parse(read.job_end.dot)
+    stages = payload.stages(read.job_end.stages)
+    facts = facts_of(read, stages, graph)
+    found = diagnose(facts)
+    summary = summarize(read, file)
+    summary.log_bytes = log_bytes
+    summary.stages = stage_figures(stages)
+    summary.input_rows, summary.output_rows = job_rows(summary.stages, facts.stage_edges)
+    summary.findings = found.findings
+    summary.root_cause = found.root_cause.error if found.root_cause else None
+    return JobAnalysis(summary, graph, facts.stages, found)
+
+
+def summarize(read: LogRead, file: str) -> JobSummary:
+    """Return a completed log's counts: times, tasks, executors, failed attempts by error."""
+    assert read.job_end is not None
+    end = read.job_end
+    idx = end.index
+    failure = None
+    if is_failed(end.status):
+        failure = str(end.status["Failed"])
+    executors: dict[str, ExecutorStats] = {}
+    failed_tasks = 0
+    for task in read.tasks:
+        stats = executors.get(task.executor_id)
+        if stats is None:
+            stats = executors[task.executor_id] = ExecutorStats()
+        stats.tasks += 1
+        busy = task.end_exec_time - task.start_exec_time
+        if busy > 0:
+            stats.busy_ms += busy
+        if is_failed(task.status):
+            stats.failed += 1
+            failed_tasks += 1
+    return JobSummary(
+        job_id=idx.job_id,
+        job_name=idx.job_name,
+        status=idx.status,
+        job_status=idx.job_status,
+        start_time=idx.start_time,
+        end_time=idx.end_time,
+        num_stages=idx.num_stages,
+        completed_stages=idx.completed_stages,
+        percent_complete=idx.percent_complete,
+        queued_at=end.queued_at,
+        started_at=end.started_at,
+        completed_at=end.completed_at,
+        file=file,
+        failure=failure,
+        tasks=len(read.tasks),
+        failed_tasks=failed_tasks,
+        executors=executors,
+        task_errors=task_error_patterns(t.status for t in read.tasks) if failed_tasks else [],
+    )
