@@ -226,3 +226,38 @@ def test_forward_compatible_records_are_no_problem(tmp_path: Path) -> None:
     write(logs / "fut.eventlog", lines)
     result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(logs)])
     assert result.exit_code == 0
+
+
+def test_check_sees_every_finding_the_pages_show(
+    example_site: tuple[Path, object], tmp_path: Path
+) -> None:
+    # check runs the build's analysis: each job's findings are those of its findings.json.
+    site, _ = example_site
+    from sitegen.examples import EXAMPLE_LOG_DIR
+
+    out = CliRunner().invoke(
+        cli, ["check", "--event-log-dir", str(EXAMPLE_LOG_DIR), "--format", "json"]
+    )
+    jobs = json.loads(out.stdout)["jobs"]
+    own = {"regression"}  # a run's regression comes from its name's other runs
+    with_findings = 0
+    for job in jobs:
+        page = json.loads((site / "jobs" / job["job_id"] / "findings.json").read_text())
+        assert [f for f in job["findings"] if f["kind"] not in own] == page["findings"]
+        with_findings += bool(page["findings"])
+    assert with_findings >= 6  # one example job per kind of finding, at the least
+
+
+@pytest.mark.parametrize(
+    "kind", ["straggler", "data-skew", "slow-executor", "failed-attempts", "queued", "idle"]
+)
+def test_fail_on_sees_every_kind_of_finding(kind: str) -> None:
+    from sitegen.examples import EXAMPLE_LOG_DIR
+
+    out = CliRunner().invoke(
+        cli, ["check", "--event-log-dir", str(EXAMPLE_LOG_DIR), "--fail-on", kind]
+    )
+    assert out.exit_code == 1
+    reasons = [line for line in out.stdout.splitlines() if line.startswith("fail-on: ")]
+    assert reasons and all(f": {kind}: " in line for line in reasons)
+    assert out.stdout.splitlines()[-1].endswith(": failed.")

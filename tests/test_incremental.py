@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder import pipeline, trend_hooks
+from sitegen.builder import plan, trend_hooks
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.builder.state.identity import changed_logs, identity_digest
 from sitegen.builder.state.records import Identities
@@ -219,7 +219,7 @@ def test_a_no_op_reads_identities_not_the_state_whole(
         raise AssertionError("a no-op loaded every log's row or selected again")
 
     monkeypatch.setattr(State, "known", refuse)
-    monkeypatch.setattr(pipeline, "select", refuse)
+    monkeypatch.setattr(plan, "select", refuse)
     monkeypatch.setattr(State, "site_bytes", refuse)  # the size the build measured
     quick = build(BuildOptions(example_logs, site, max_jobs=20))
     assert quick.up_to_date and quick.rebuilt == 0

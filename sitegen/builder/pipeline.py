@@ -1,10 +1,10 @@
 """The build pipeline: a map over independent logs, a small reduce, an atomic publish.
 
-Each step is its own function: stop early when nothing changed, plan which logs to map
-(new, changed, or with a changed note) from the state's identities, map them, select what the
-site keeps by query (``selection``), map the logs that selection newly publishes, record it all
-in the state, reduce, and publish. Only ``sitegen.publish``
-touches the staging and output trees.
+Takes the build lock, gathers the build's inputs and loads the published state; stops early
+when nothing changed (``plan``); else maps, selects, reduces and publishes what changed
+(``rebuild``: the steps a full and an incremental build share). Builds afresh when the state
+turns out damaged, or when leaving raw logs out lets more jobs fit in ``--max-site-size``.
+Only ``sitegen.publish`` touches the staging and output trees.
 """
 
 from __future__ import annotations
@@ -14,30 +14,24 @@ import errno
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard, parallel
-from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.options import RUN_OPTIONS, BuildOptions, BuildReport
 from sitegen.builder.plan import (
+    LeanerSite,
     Run,
     build_timestamp,
     check_paths,
-    figures,
-    make_report,
     no_op,
     plan,
     quick_no_op,
-    select,
 )
-from sitegen.builder.selection import Selection
 from sitegen.builder.state import identity
-from sitegen.builder.state.records import LogOutcome
-from sitegen.builder.state.schema import DAMAGE, DAY_MS
-from sitegen.builder.state.store import State, load
+from sitegen.builder.state.schema import DAMAGE
+from sitegen.builder.state.store import load
 from sitegen.errors import PublishError, SitegenError
 from sitegen.eventlog.discover import (
     has_logs,
@@ -46,24 +40,14 @@ from sitegen.eventlog.discover import (
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
 from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.buildlock import exclusive
-from sitegen.publish.writer import Publication, SiteWriter
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from sitegen.builder.mapstep import Progress
-    from sitegen.diagnose.recurring import ContextKey
     from sitegen.publish.archive import ArchiveResult
     from sitegen.render.pages import PageRenderer
-
-
-# Run contexts made (their baselines' summaries decoded) and spliced in at a time.
-CONTEXT_CHUNK = 1000
-
-
-class _LeanerSite(Exception):
-    """Raised when the site should go without raw logs: more jobs would fit in its size."""
 
 
 def build(
@@ -123,7 +107,7 @@ def _build(
     run = _start(options, lean, started, freeze, pool)
     try:
         report = _run(run, progress, freeze)
-    except _LeanerSite:
+    except LeanerSite:
         assert lean is not None
         run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, run.pool)
         report = _run(run, progress, freeze)
@@ -183,166 +167,15 @@ def _run(run: Run, progress: Progress | None, freeze: Callable[[], None]) -> Bui
                 return quick
         plan(run)
         report = no_op(run) if run.state is not None else None
-        return report if report is not None else _rebuild(run, progress)
+        if report is not None:
+            return report
+        # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
+        from sitegen.builder.rebuild import rebuild
+
+        return rebuild(run, _renderer(run), progress)
     finally:
         if run.state is not None:
             run.state.close()
-
-
-def _rebuild(run: Run, progress: Progress | None) -> BuildReport:
-    """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
-    # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
-    from sitegen.builder import trend_hooks
-    from sitegen.builder.mapstep import map_logs, root_parents
-    from sitegen.builder.reduce import reduce
-
-    options = run.options
-    pages = _renderer(run)
-    publication = Publication(options.output)
-    staging = publication.open()
-    state = run.state
-    full = state is None
-    try:
-        if state is None:
-            state = State.create(staging / MANIFEST_NAME, run.fingerprint)
-        else:
-            state.begin()
-        if progress:
-            progress.start(len(run.todo))
-        publication.make_dirs(root_parents(pages))
-        # Selection reads every row the state holds: the logs that are gone go first.
-        state.forget(run.gone)
-        state.touch(run.moved)
-        fresh = FreshLogs(run.logs)
-        again: dict[int, ContextKey | None] = {}  # logs to render again, with their context
-        chosen: Selection | None = None
-        mapped: set[int] = set()
-
-        def on_site(n: int) -> bool:
-            # A full build records every job it maps as published, and selection flips off
-            # the few it leaves out: flipping 100,000 rows on took 20 s. In an incremental
-            # build, a log it mapped is on the site when selection flipped it on; one it did
-            # not map stays as it was unless flipped (a log rendered again below is published).
-            if full:
-                first = fresh[n].job_id is not None
-                return first if chosen is None else chosen.flips.get(run.logs.keys[n], first)
-            if chosen is None:
-                return False  # none is until selected
-            return chosen.flips.get(run.logs.keys[n], n not in mapped)
-
-        def record(n: int, outcome: LogOutcome, parted: bool) -> None:
-            # Into the state as it arrives: the build holds no log's summary, only its pick.
-            log = run.logs[n]
-            fresh[n] = Fresh(
-                None if full else Pick.of(outcome),  # for _touched: a full build touches all
-                outcome.summary.job_id if outcome.roots and outcome.summary else None,
-                outcome.files,
-                outcome.bytes,
-                parted,
-            )
-            # A full build's state holds a log before this only when it is rendered again.
-            state.put(log.key, log.size, log.mtime_ns, outcome, on_site(n), not full or n in again)
-
-        map_logs(
-            run.logs, run.todo, staging, pages, options.workers, record, progress, pool=run.pool
-        )
-        chosen = select(state, options, run.stamp)
-        if chosen.leaner_fits_more:
-            raise _LeanerSite
-        chose = figures(chosen, run)
-        state.set_chosen(chose)
-        index = run.logs.position
-        if not full:  # a full build maps every log: a set of all of them tells nothing
-            mapped.update(fresh)
-        # A reused log may be published now though it was not before (it lost a duplicate,
-        # or retention left it out): its files are not on the site, so render them.
-        late = {index(key) for key, now in chosen.flips.items() if now} - mapped
-        # Recurring jobs: the names whose runs changed get their trend again, from the state's
-        # columns; render again each job page whose run context changed.
-        _flag_selection(run, state, fresh, chosen, index)
-        changed = set() if full else _changed(run, fresh, chosen)
-        names, days = (state.published_names(), set()) if full else _touched(run, fresh, changed)
-        # Pages this build wrote get the new run context spliced in, a chunk at a time; pages
-        # already published (and newly published ones, ``late``) are rendered again.
-        writer = SiteWriter(staging, fresh=True)
-        pending: dict[int, ContextKey | None] = {}  # written pages to splice, with their key
-        again.update(dict.fromkeys(late))
-
-        def splice() -> None:
-            contexts = trend_hooks.full_contexts(state, _with_context(pending))
-            unpatched = trend_hooks.patch_pages(
-                pages, staging, state, run.logs, pending, fresh, contexts, options.workers, run.pool
-            )
-            trend_hooks.discard_renders(pages, staging, unpatched, fresh)
-            again.update((n, pending[n]) for n in unpatched)
-            pending.clear()
-
-        for update in trend_hooks.update_trends(state, names, pages, writer):
-            days |= update.days
-            for key, context_key, stale in update.runs:
-                n = index(key)
-                if n in late:
-                    again[n] = context_key
-                elif stale:
-                    (pending if n in fresh else again)[n] = context_key
-            if len(pending) >= CONTEXT_CHUNK:
-                splice()
-        splice()
-        if run.pool is not None:
-            # The workers spliced the pages; idle through the reduce, they would count with
-            # what this process holds then. The few logs rendered again rarely need a pool.
-            run.pool.shutdown()
-            run.pool = None
-        contexts = trend_hooks.full_contexts(state, _with_context(again))
-        redone = sorted(again)
-        map_logs(run.logs, redone, staging, pages, options.workers, record, contexts=contexts)
-        moves, unpublished = _moves(fresh, on_site, staging, pages)
-        previous = set() if full else state.site_files()
-        report = make_report(run, state, chose, rebuilt=len(fresh))
-        site_files = reduce(
-            state,
-            writer,
-            pages,
-            report.running,
-            report.problems,
-            run.stamp,
-            days,
-        )
-        if full:
-            publication.arrange(moves, unpublished)
-            report.site_bytes = state.record_site_bytes(staging)
-            state.commit()
-            state.close()
-            publication.publish()
-        else:
-            gone = sorted(_gone_roots(run, state, changed) | (previous - site_files))
-            listing = writer.written_names()
-
-            def finish() -> None:
-                # The site is in place: measure it and record that in the build's transaction.
-                report.site_bytes = state.record_site_bytes(options.output)
-                state.commit()
-
-            replaced = publication.update(moves, listing, gone, finish=finish)
-    except BaseException:
-        if full and state is not None:
-            state.close()
-        publication.discard()
-        raise
-    if full:
-        replaced = writer.files_written, writer.bytes_written
-    # Site-wide files count when they reached the site: in place, unchanged ones do not.
-    report.files_written = sum(f.files for n, f in fresh.items() if on_site(n))
-    report.files_written += replaced[0]
-    report.bytes_written = sum(f.bytes for n, f in fresh.items() if on_site(n))
-    report.bytes_written += replaced[1]
-    report.seconds = time.perf_counter() - run.started
-    return report
-
-
-def _with_context(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:
-    """Return the keys that are not None (a run alone of its name has no context)."""
-    return {n: key for n, key in keys.items() if key is not None}
 
 
 def _renderer(run: Run) -> PageRenderer:
@@ -363,82 +196,6 @@ def _renderer(run: Run) -> PageRenderer:
     )
     pages.warm()
     return pages
-
-
-def _touched(run: Run, fresh: FreshLogs, changed: set[str]) -> tuple[set[str], set[int]]:
-    """Return the job names and the UTC days whose published jobs this build may have changed.
-
-    Those of the jobs it mapped, and (as the state knew them) of the logs it mapped, removed,
-    published or left out anew (``changed``, by key).
-    """
-    picks = [f.pick for f in fresh.values() if f.pick is not None]
-    known = [k for key in changed if (k := run.known.get(key)) is not None and k.job_id]
-    names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
-    names.discard("")
-    days = {p.start_time // DAY_MS for p in picks} | {k.start_time // DAY_MS for k in known}
-    return names, days
-
-
-def _flag_selection(
-    run: Run, state: State, fresh: FreshLogs, chosen: Selection, index: Callable[[str], int]
-) -> None:
-    """Record which logs the site will hold, before the trends are queried.
-
-    What the state knew of the logs flipped by selection alone (not mapped) is read first.
-    """
-    unread = [key for key in chosen.flips if key not in run.known and index(key) not in fresh]
-    run.known.update(state.known(unread))
-    state.set_published(chosen.flips.items())
-
-
-def _changed(run: Run, fresh: FreshLogs, chosen: Selection) -> set[str]:
-    """Return the keys of the logs mapped, removed, or published or left out anew."""
-    return {run.logs.keys[n] for n in fresh} | chosen.flips.keys() | set(run.gone)
-
-
-def _moves(
-    fresh: FreshLogs, on_site: Callable[[int], bool], staging: Path, pages: PageRenderer
-) -> tuple[Iterator[tuple[Path, str]], list[str]]:
-    """Return the mapped logs' job moves into the site (made as taken), and the roots not to.
-
-    Those not to publish are jobs a worker wrote straight into the staging dir that are not
-    published after all (a duplicate that lost, or outside the retention).
-    """
-    from sitegen.builder.mapstep import job_roots, part_dir
-
-    unpublished = [
-        root
-        for n, done in fresh.items()
-        if done.job_id is not None and not on_site(n) and not done.parted
-        for root in job_roots(pages, done.job_id)
-    ]
-
-    def moves() -> Iterator[tuple[Path, str]]:
-        # One at a time: a full build of 100,000 jobs moves 300,000 directories.
-        for n, done in fresh.items():
-            if done.job_id is not None and on_site(n):
-                source = part_dir(staging, n) if done.parted else staging
-                for root in job_roots(pages, done.job_id):
-                    yield source / root, root
-
-    return moves(), unpublished
-
-
-def _gone_roots(run: Run, state: State, changed: set[str]) -> set[str]:
-    """Return the job directories the site held that no published log holds now.
-
-    Only a log this build mapped, removed or (un)published can have let go of one; a
-    directory is named by its job id, so only a published log of that id can hold it still.
-    """
-    old = {
-        root: known.job_id
-        for key in changed
-        if (known := run.known.get(key)) is not None and known.published and known.job_id
-        for root in known.roots
-    }
-    if not old:
-        return set()
-    return old.keys() - state.published_roots(sorted(set(old.values())))
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 from sitegen.builder.options import BuildOptions, BuildReport
 
 
+class LeanerSite(Exception):
+    """Raised when the site should go without raw logs: more jobs would fit in its size."""
+
+
 def check_paths(options: BuildOptions) -> None:
     """Refuse option combinations that could lose logs or a published site."""
     out = options.output.resolve()

@@ -1,0 +1,322 @@
+"""A build that maps what changed: the steps a full and an incremental build share.
+
+Both map the logs the plan picked, select what the site keeps, splice run contexts into the
+pages whose context changed, render again the pages selection newly publishes, and reduce.
+They differ only where they must: a full build writes a new state and swaps a whole new site
+in; an incremental one updates the published state and site in place (``publish``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.builder import trend_hooks
+from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+from sitegen.builder.mapstep import job_roots, map_logs, part_dir, root_parents
+from sitegen.builder.options import BuildReport
+from sitegen.builder.plan import LeanerSite, Run, figures, make_report, select
+from sitegen.builder.reduce import reduce
+from sitegen.builder.selection import Selection
+from sitegen.builder.state.records import Chosen, LogOutcome
+from sitegen.builder.state.schema import DAY_MS
+from sitegen.builder.state.store import State
+from sitegen.layout import MANIFEST_NAME
+from sitegen.publish.writer import Publication, SiteWriter
+
+if TYPE_CHECKING:
+    from sitegen.builder.mapstep import Progress
+    from sitegen.diagnose.recurring import ContextKey
+    from sitegen.render.pages import PageRenderer
+
+# Run contexts made (their baselines' summaries decoded) and spliced in at a time.
+CONTEXT_CHUNK = 1000
+
+
+class Rebuild:
+    """One build's map, selection, run contexts, reduce and publish, and what it mapped."""
+
+    def __init__(
+        self, run: Run, pages: PageRenderer, publication: Publication, staging: Path, state: State
+    ) -> None:
+        self.run = run
+        self.pages = pages
+        self.publication = publication
+        self.staging = staging
+        # A full build: no state to go on, a whole new site. Else the site is updated in place.
+        self.full = run.state is None
+        self.state = state
+        self.fresh = FreshLogs(run.logs)
+        self.chosen: Selection | None = None
+        self.mapped: set[int] = set()
+        # Logs to render again, with their run context.
+        self.again: dict[int, ContextKey | None] = {}
+        # Pages this build wrote that get a new run context spliced in, with its key.
+        self.pending: dict[int, ContextKey | None] = {}
+        self.writer = SiteWriter(self.staging, fresh=True)
+
+    def on_site(self, n: int) -> bool:
+        """Tell whether the ``n``-th log's job is on the site this build publishes."""
+        key = self.run.logs.keys[n]
+        if self.full:
+            # A full build records every job it maps as published, and selection flips off
+            # the few it leaves out: flipping 100,000 rows on took 20 s.
+            first = self.fresh[n].job_id is not None
+            return first if self.chosen is None else self.chosen.flips.get(key, first)
+        # A log it mapped is on the site when selection flipped it on; one it did not map
+        # stays as it was unless flipped (a log rendered again is published).
+        if self.chosen is None:
+            return False  # none is until selected
+        return self.chosen.flips.get(key, n not in self.mapped)
+
+    def record(self, n: int, outcome: LogOutcome, parted: bool) -> None:
+        """Put one mapped log into the state as it arrives (the build keeps only its pick)."""
+        log = self.run.logs[n]
+        self.fresh[n] = Fresh(
+            None if self.full else Pick.of(outcome),  # for touched(): a full build touches all
+            outcome.summary.job_id if outcome.roots and outcome.summary else None,
+            outcome.files,
+            outcome.bytes,
+            parted,
+        )
+        # A full build's state holds a log before this only when it is rendered again.
+        known = not self.full or n in self.again
+        self.state.put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known)
+
+    def map_changed(self, progress: Progress | None) -> None:
+        """Map the logs the plan picked, after forgetting those gone (selection reads all)."""
+        run = self.run
+        if progress:
+            progress.start(len(run.todo))
+        self.publication.make_dirs(root_parents(self.pages))
+        self.state.forget(run.gone)
+        self.state.touch(run.moved)
+        map_logs(
+            run.logs,
+            run.todo,
+            self.staging,
+            self.pages,
+            run.options.workers,
+            self.record,
+            progress,
+            pool=run.pool,
+        )
+
+    def select(self) -> tuple[Chosen, set[int]]:
+        """Select what the site keeps, record it; return it and the logs to render late."""
+        run, state = self.run, self.state
+        chosen = self.chosen = select(state, run.options, run.stamp)
+        if chosen.leaner_fits_more:
+            raise LeanerSite
+        chose = figures(chosen, run)
+        state.set_chosen(chose)
+        if not self.full:  # a full build maps every log: a set of all of them tells nothing
+            self.mapped.update(self.fresh)
+        # A reused log may be published now though it was not before (it lost a duplicate,
+        # or retention left it out): its files are not on the site, so render them.
+        index = run.logs.position
+        late = {index(key) for key, now in chosen.flips.items() if now} - self.mapped
+        # What the state knew of the logs flipped by selection alone is read first.
+        unread = [k for k in chosen.flips if k not in run.known and index(k) not in self.fresh]
+        run.known.update(state.known(unread))
+        state.set_published(chosen.flips.items())
+        return chose, late
+
+    def changed(self) -> set[str]:
+        """Return the keys of the logs mapped, removed, or published or left out anew."""
+        assert self.chosen is not None
+        if self.full:
+            return set()  # every log: the names and days are all of them
+        run = self.run
+        return {run.logs.keys[n] for n in self.fresh} | self.chosen.flips.keys() | set(run.gone)
+
+    def touched(self, changed: set[str]) -> tuple[list[str] | set[str], set[int]]:
+        """Return the job names and the UTC days whose published jobs may have changed.
+
+        Those of the jobs it mapped, and (as the state knew them) of the logs it mapped,
+        removed, published or left out anew (``changed``, by key). A full build: every name.
+        """
+        if self.full:
+            return self.state.published_names(), set()
+        picks = [f.pick for f in self.fresh.values() if f.pick is not None]
+        known = [k for key in changed if (k := self.run.known.get(key)) is not None and k.job_id]
+        names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
+        names.discard("")
+        days = {p.start_time // DAY_MS for p in picks} | {k.start_time // DAY_MS for k in known}
+        return names, days
+
+    def run_contexts(self, names: list[str] | set[str], late: set[int]) -> set[int]:
+        """Recompute the trends of ``names``; splice or render again the pages they change.
+
+        Pages this build wrote get the new run context spliced in, a chunk at a time; pages
+        already published (and newly published ones, ``late``) are rendered again. Returns the
+        days whose listings the trends changed.
+        """
+        index = self.run.logs.position
+        self.again.update(dict.fromkeys(late))
+        days: set[int] = set()
+        for update in trend_hooks.update_trends(self.state, names, self.pages, self.writer):
+            days |= update.days
+            for key, context_key, stale in update.runs:
+                n = index(key)
+                if n in late:
+                    self.again[n] = context_key
+                elif stale:
+                    (self.pending if n in self.fresh else self.again)[n] = context_key
+            if len(self.pending) >= CONTEXT_CHUNK:
+                self._splice()
+        self._splice()
+        return days
+
+    def _splice(self) -> None:
+        """Splice the pending run contexts into the pages this build wrote."""
+        run, state, pending = self.run, self.state, self.pending
+        contexts = trend_hooks.full_contexts(state, _with_context(pending))
+        unpatched = trend_hooks.patch_pages(
+            self.pages,
+            self.staging,
+            state,
+            run.logs,
+            pending,
+            self.fresh,
+            contexts,
+            run.options.workers,
+            run.pool,
+        )
+        trend_hooks.discard_renders(self.pages, self.staging, unpatched, self.fresh)
+        self.again.update((n, pending[n]) for n in unpatched)
+        pending.clear()
+
+    def render_again(self) -> None:
+        """Map again the logs whose pages a new context or publication needs rendered."""
+        run = self.run
+        if run.pool is not None:
+            # The workers spliced the pages; idle through the reduce, they would count with
+            # what this process holds then. The few logs rendered again rarely need a pool.
+            run.pool.shutdown()
+            run.pool = None
+        contexts = trend_hooks.full_contexts(self.state, _with_context(self.again))
+        map_logs(
+            run.logs,
+            sorted(self.again),
+            self.staging,
+            self.pages,
+            run.options.workers,
+            self.record,
+            contexts=contexts,
+        )
+
+    def moves(self) -> tuple[Iterator[tuple[Path, str]], list[str]]:
+        """Return the mapped jobs' moves into the site (made as taken), and the roots not to.
+
+        Those not to publish are jobs a worker wrote straight into the staging dir that are not
+        published after all (a duplicate that lost, or outside the retention).
+        """
+        fresh, pages = self.fresh, self.pages
+        unpublished = [
+            root
+            for n, done in fresh.items()
+            if done.job_id is not None and not self.on_site(n) and not done.parted
+            for root in job_roots(pages, done.job_id)
+        ]
+
+        def moves() -> Iterator[tuple[Path, str]]:
+            # One at a time: a full build of 100,000 jobs moves 300,000 directories.
+            for n, done in fresh.items():
+                if done.job_id is not None and self.on_site(n):
+                    source = part_dir(self.staging, n) if done.parted else self.staging
+                    for root in job_roots(pages, done.job_id):
+                        yield source / root, root
+
+        return moves(), unpublished
+
+    def publish(self, report: BuildReport, site_files: set[str], before: PublishedBefore) -> None:
+        """Publish the site: swap it in whole (full), or update it in place; count the files."""
+        state, publication = self.state, self.publication
+        moves, unpublished = self.moves()
+        if self.full:
+            publication.arrange(moves, unpublished)
+            report.site_bytes = state.record_site_bytes(self.staging)
+            state.commit()
+            state.close()
+            publication.publish()
+            replaced = self.writer.files_written, self.writer.bytes_written
+        else:
+            gone = sorted(before.gone_roots(self) | (before.site_files - site_files))
+            output = self.run.options.output
+
+            def finish() -> None:
+                # The site is in place: measure it and record that in the build's transaction.
+                report.site_bytes = state.record_site_bytes(output)
+                state.commit()
+
+            replaced = publication.update(moves, self.writer.written_names(), gone, finish=finish)
+        # Site-wide files count when they reached the site: in place, unchanged ones do not.
+        on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
+        report.files_written = sum(f.files for f in on_site) + replaced[0]
+        report.bytes_written = sum(f.bytes for f in on_site) + replaced[1]
+
+
+class PublishedBefore:
+    """What the published site held before an incremental build changed it."""
+
+    def __init__(self, rebuild: Rebuild, changed: set[str]) -> None:
+        self.changed = changed
+        self.site_files: set[str] = set() if rebuild.full else rebuild.state.site_files()
+
+    def gone_roots(self, rebuild: Rebuild) -> set[str]:
+        """Return the job directories the site held that no published log holds now.
+
+        Only a log this build mapped, removed or (un)published can have let go of one; a
+        directory is named by its job id, so only a published log of that id can hold it still.
+        """
+        known = rebuild.run.known
+        old = {
+            root: k.job_id
+            for key in self.changed
+            if (k := known.get(key)) is not None and k.published and k.job_id
+            for root in k.roots
+        }
+        if not old:
+            return set()
+        return old.keys() - rebuild.state.published_roots(sorted(set(old.values())))
+
+
+def rebuild(run: Run, pages: PageRenderer, progress: Progress | None) -> BuildReport:
+    """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
+    publication = Publication(run.options.output)
+    staging = publication.open()
+    created: State | None = None
+    try:
+        if run.state is None:
+            state = created = State.create(staging / MANIFEST_NAME, run.fingerprint)
+        else:
+            state = run.state
+            state.begin()
+        steps = Rebuild(run, pages, publication, staging, state)
+        steps.map_changed(progress)
+        chose, late = steps.select()
+        changed = steps.changed()
+        names, days = steps.touched(changed)
+        days |= steps.run_contexts(names, late)
+        steps.render_again()
+        before = PublishedBefore(steps, changed)
+        report = make_report(run, state, chose, rebuilt=len(steps.fresh))
+        site_files = reduce(
+            state, steps.writer, pages, report.running, report.problems, run.stamp, days
+        )
+        steps.publish(report, site_files, before)
+    except BaseException:
+        if created is not None:
+            created.close()
+        publication.discard()
+        raise
+    report.seconds = time.perf_counter() - run.started
+    return report
+
+
+def _with_context(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:
+    """Return the keys that are not None (a run alone of its name has no context)."""
+    return {n: key for n, key in keys.items() if key is not None}
