@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -57,8 +58,13 @@ class Size(click.ParamType):  # type: ignore[type-arg]
             self.fail(exc.message, param, ctx)
 
 
+# Where ``ctx.meta`` keeps the --config given (None: ./sitegen.toml if present), for SIGHUP.
+_CONFIG_PATH = "sitegen.config"
+
+
 def _config_callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Load ``sitegen.toml`` (or --config) into the command's defaults, before other options."""
+    ctx.meta[_CONFIG_PATH] = value
     path = config.find(value)
     if path is None or ctx.command is None:
         return
@@ -124,10 +130,11 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
         ),
         click.option(
-            "--trust-finished-logs",
-            is_flag=True,
-            help="Trust a log read as a completed job never to change in place: when the log "
-            "dirs list the same files as last time, stat only the unfinished logs.",
+            "--trust-finished-logs/--verify-logs",
+            default=True,
+            help="Trust a log read as a completed job never to change in place (Ballista never "
+            "rewrites one): learn what changed from the dirs' listings and stat only the "
+            "unfinished logs. --verify-logs stats every log, to see one rewritten in place.",
         ),
         WORKERS,
         click.option(
@@ -238,21 +245,59 @@ def _waiting(output: Path) -> Callable[[], None]:
 @FORMAT
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("-v", "--verbose", is_flag=True, help="List every problem, not just the first few.")
-def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: after the first build, publish each change of the log dirs as it "
+    "comes (one line, or one JSON object, per publish). Stop with Ctrl-C or SIGTERM; "
+    "SIGHUP reads sitegen.toml again.",
+)
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.05),
+    default=None,
+    metavar="SECONDS",
+    help="With --watch: look for changes this often instead of waiting for file-system "
+    "events (for NFS and other shared volumes). [default: events]",
+)
+@click.option(
+    "--running-interval",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    metavar="SECONDS",
+    help="With --watch: refresh the site for growing .running logs at most this often, and "
+    "judge running logs again on this timer.",
+)
+def build_command(
+    fmt: str,
+    quiet: bool,
+    verbose: bool,
+    watch: bool,
+    poll: float | None,
+    running_interval: float,
+    **rest: Any,
+) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
 
-    Only logs that changed since the last build are read again.
+    Only logs that changed since the last build are read again. With --watch, keep
+    publishing each change until stopped.
 
     \b
     Example:
         sitegen build --event-log-dir /var/log/ballista --output site
         sitegen build --event-log-dir logs --output site --archive site.tar.gz
         sitegen build --pages runbooks/ --templates my-theme/ --title "Prod history"
+        sitegen build --event-log-dir /var/log/ballista --output /srv/history --watch
     """
     from sitegen.builder.pipeline import build
     from sitegen.builder.progress import ProgressBar
     from sitegen.builder.report import summary_json, summary_lines
 
+    if watch:
+        if rest.get("archive") is not None:
+            raise click.UsageError("--archive cannot be used with --watch")
+        _watch(fmt, quiet, poll, running_interval, rest)
+        return
     try:
         options = _options(**rest)
         bar = ProgressBar(sys.stderr)
@@ -271,6 +316,75 @@ def build_command(fmt: str, quiet: bool, verbose: bool, **rest: Any) -> None:
             click.echo(line)
     if options.strict and report.skipped:
         raise SystemExit(1)
+
+
+def _watch(
+    fmt: str, quiet: bool, poll: float | None, running_interval: float, given: dict[str, Any]
+) -> None:
+    """Run ``sitegen build --watch``: publish each change until SIGTERM or Ctrl-C."""
+    import signal
+
+    from sitegen.builder.pipeline import build
+    from sitegen.builder.report import publish_json, publish_line
+    from sitegen.builder.watch import Publish, Watcher
+
+    ctx = click.get_current_context()
+
+    def on_publish(done: Publish) -> None:
+        # One JSON object per publish on stdout, failed or not; text failures on stderr.
+        if fmt == "json":
+            if not quiet or done.error is not None:
+                click.echo(publish_json(done))
+        elif done.error is not None:
+            click.echo(publish_line(done), err=True)
+        elif not quiet:
+            click.echo(publish_line(done))
+
+    try:
+        options = _options(**given)
+        watcher = Watcher(
+            options,
+            lambda o: build(o, on_wait=None if quiet else _waiting(o.output)),
+            on_publish,
+            poll=poll,
+            running_interval=running_interval,
+            reload=lambda: _options(**_reloaded(ctx, given)),
+        )
+    except SitegenError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+    def stop(signum: int, frame: object) -> None:
+        watcher.stop.set()
+        if watcher.busy:
+            # End the build now: it leaves the published site as it was, or updated whole.
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, lambda signum, frame: watcher.reload_asked.set())
+    with contextlib.suppress(KeyboardInterrupt):  # a stop signal during a build
+        watcher.run()
+    if not quiet and fmt == "text":
+        click.echo("Stopped.", err=True)
+
+
+def _reloaded(ctx: click.Context, given: dict[str, Any]) -> dict[str, Any]:
+    """Return the build options with those set by ``sitegen.toml`` read from it again."""
+    from click.core import ParameterSource
+
+    path = config.find(ctx.meta.get(_CONFIG_PATH))
+    if path is None:
+        return given
+    known = {config.key_of(p) for c in cli.commands.values() for p in c.params if p.opts}
+    assert ctx.command is not None
+    defaults = config.load(path, ctx.command, known)
+    fresh = dict(given)
+    for name in given:
+        source = ctx.get_parameter_source(name)
+        if source in (ParameterSource.DEFAULT_MAP, ParameterSource.DEFAULT):
+            param = next(p for p in ctx.command.params if p.name == name)
+            fresh[name] = defaults.get(name, param.get_default(ctx))
+    return fresh
 
 
 @cli.command("serve")

@@ -106,8 +106,8 @@ def test_a_finished_log_rewritten_in_place_is_trusted_until_a_stat_of_each(
         f.writelines(job_lines("added", name="renamed query", stages=3))
     assert trusted(example_logs, site).up_to_date
     assert "renamed query" not in (site / "jobs/added/index.html").read_text()
-    # A build without the option stats every log, and sees it.
-    assert not build(BuildOptions(example_logs, site)).up_to_date
+    # --verify-logs stats every log, and sees it.
+    assert not build(BuildOptions(example_logs, site, trust_finished_logs=False)).up_to_date
     assert "renamed query" in (site / "jobs/added/index.html").read_text()
 
 
@@ -138,20 +138,32 @@ def test_several_log_dirs_report_alike_when_trusted(
     assert tree(site) == tree(clean)
 
 
-def test_the_option_and_its_config_key(tmp_path: Path, example_logs: Path) -> None:
+def test_trusting_is_the_default_and_verify_logs_stats_each(
+    tmp_path: Path, example_logs: Path
+) -> None:
     site = tmp_path / "site"
     args = ["build", "--event-log-dir", str(example_logs), "--output", str(site)]
     runner = CliRunner()
     log = write(example_logs / "added.eventlog", job_lines("added", name="solo"))
-    assert runner.invoke(cli, [*args, "--trust-finished-logs"]).exit_code == 0
+    assert runner.invoke(cli, args).exit_code == 0
     with open(log, "r+b") as f:  # rewritten in place: only a stat of each log sees it
         f.truncate(0)
         f.writelines(job_lines("added", name="renamed"))
+    for trusting in (args, [*args, "--trust-finished-logs"]):
+        result = runner.invoke(cli, trusting)
+        assert result.exit_code == 0, result.output
+        assert " is up to date: 26 jobs from 28 logs, nothing changed;" in result.output
+    # The off switch: the flag, the config key or the variable.
     config = tmp_path / "sitegen.toml"
-    config.write_text("trust_finished_logs = true\n")
-    result = runner.invoke(cli, [*args, "--config", str(config)])
-    assert result.exit_code == 0, result.output
-    assert " is up to date: 26 jobs from 28 logs, nothing changed;" in result.output
-    result = runner.invoke(cli, args)
-    assert result.output.startswith("Published 26 jobs from 28 logs"), result.output
-    assert "; 1 log read, 27 unchanged)" in result.output
+    config.write_text("trust_finished_logs = false\n")
+    for verifying, env in (
+        ([*args, "--verify-logs"], {}),
+        ([*args, "--config", str(config)], {}),
+        (args, {"SITEGEN_TRUST_FINISHED_LOGS": "false"}),
+    ):
+        with open(log, "r+b") as f:
+            f.truncate(0)
+            f.writelines(job_lines("added", name=f"renamed {len(verifying)} {len(env)}"))
+        result = runner.invoke(cli, verifying, env=env)
+        assert result.output.startswith("Published 26 jobs from 28 logs"), result.output
+        assert "; 1 log read, 27 unchanged)" in result.output

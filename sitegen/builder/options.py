@@ -49,9 +49,10 @@ class BuildOptions:
     allow_empty: bool = False
     # Read logs and notes linked to files outside the log dirs (see eventlog/filekind.py).
     follow_links: bool = False
-    # Trust a log read as a completed job never to change in place: when the log dirs list
-    # the same names as last time and no other log changed, nothing did (no stat of each).
-    trust_finished_logs: bool = False
+    # Trust a log read as a completed job never to change in place (Ballista renames a log to
+    # its final name when the job ends, and never writes it again): when the log dirs list the
+    # same names as last time and no unfinished log changed, nothing did (no stat of each).
+    trust_finished_logs: bool = True
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""

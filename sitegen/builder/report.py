@@ -11,6 +11,7 @@ from sitegen.text.formatting import plural
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
     from sitegen.builder.options import BuildReport
+    from sitegen.builder.watch import Publish
 
 
 def where(p: Problem) -> str:
@@ -113,5 +114,30 @@ def summary_json(report: BuildReport) -> str:
             "seconds": round(report.seconds, 3),
             "archive": _archive(report),
             "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
+        }
+    )
+
+
+def publish_line(done: Publish) -> str:
+    """Return the watcher's line for one publish: why, how long, what it published."""
+    head = f"[{done.number}] {done.reason}"
+    if done.changes:
+        head += f" ({plural(done.changes, 'file')} changed)"
+    if done.error is not None:
+        return f"{head}: failed after {done.seconds:.2f} s: {done.error}"
+    assert done.report is not None
+    return f"{head}: {summary_lines(done.report)[0]}"
+
+
+def publish_json(done: Publish) -> str:
+    """Return one publish of the watcher as one JSON object (the build summary inside)."""
+    return dump(
+        {
+            "publish": done.number,
+            "reason": done.reason,
+            "changes": done.changes,
+            "seconds": round(done.seconds, 3),
+            "error": done.error,
+            "build": json.loads(summary_json(done.report)) if done.report else None,
         }
     )

@@ -1,0 +1,233 @@
+"""``sitegen build --watch``: build once, then publish each change of the log dirs as it comes.
+
+The watcher waits for file events in the log dirs (inotify, through ``watchfiles``; or polling
+with ``--poll``, for NFS and other file systems that raise no events here), groups a burst of
+them into one publish, and runs an incremental build for it: the build state on disk is what
+it knows between publishes, and each build takes the build lock only while it runs, so a
+cron ``sitegen build`` on the same output takes its turn. Growing ``.running`` logs refresh
+the site at most every ``running_interval`` seconds, and on that timer running logs are judged
+again against the clock even without an event. A log dir that vanishes is waited for; a
+failed publish is reported and retried on the next change.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.errors import SitegenError, UsageError
+
+if TYPE_CHECKING:
+    from watchfiles import Change
+    from watchfiles._rust_notify import RustNotify
+
+# A change is published once no other came for STEP_MS, or after DEBOUNCE_MS of a burst.
+STEP_MS = 50
+DEBOUNCE_MS = 1000
+# How often the loop wakes without an event: the running timer, SIGHUP, a dir come back.
+TICK_MS = 500
+RUNNING_INTERVAL = 10.0
+
+
+@dataclass
+class Publish:
+    """One publish of the watcher: why, how many files changed, what the build did."""
+
+    number: int
+    reason: str
+    changes: int
+    seconds: float
+    report: BuildReport | None = None
+    error: str | None = None
+
+
+def watched_paths(options: BuildOptions, extra: Iterable[Path] = ()) -> list[Path]:
+    """Return what a build depends on: every directory option but the output, and ``extra``."""
+    paths = list(extra)
+    for f in fields(options):
+        value = getattr(options, f.name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, Path) and item != options.output and item not in paths:
+                paths.append(item)
+    return paths
+
+
+def _identity(paths: list[Path]) -> list[tuple[int, int] | None]:
+    """Return each path's (device, inode), None where it is gone: a dir replaced is seen."""
+    found: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((st.st_dev, st.st_ino))
+    return found
+
+
+def _is_growth(change: tuple[Change, str]) -> bool:
+    """Tell whether a file event is a running job's log being written (or started)."""
+    import watchfiles  # imported by the watcher only
+
+    kind, path = change
+    grows = (watchfiles.Change.added, watchfiles.Change.modified)
+    return kind in grows and path.endswith(".eventlog.running")
+
+
+class Watcher:
+    """Publish the site once, then on every change of what it is built from, until stopped.
+
+    ``build`` publishes with the given options and returns the report; ``on_publish`` hears of
+    each publish (and of each failure); ``reload`` returns options read afresh (SIGHUP).
+    """
+
+    def __init__(
+        self,
+        options: BuildOptions,
+        build: Callable[[BuildOptions], BuildReport],
+        on_publish: Callable[[Publish], None],
+        poll: float | None = None,
+        running_interval: float = RUNNING_INTERVAL,
+        reload: Callable[[], BuildOptions] | None = None,
+        extra_paths: Iterable[Path] = (),
+    ) -> None:
+        self.options = options
+        self.build = build
+        self.on_publish = on_publish
+        self.poll = poll
+        self.running_interval = running_interval
+        self.reload = reload
+        self.extra_paths = list(extra_paths)
+        self.stop = threading.Event()
+        self.reload_asked = threading.Event()
+        self.publishes = 0
+        # Whether the last publish left running logs to judge again on the timer.
+        self.running = False
+        # Whether a build is running now (a stop signal then ends it: see cli.py).
+        self.busy = False
+
+    def publish(self, reason: str, changes: int = 0) -> Publish:
+        """Run one build and tell ``on_publish``; a failure is reported, not raised."""
+        began = time.perf_counter()
+        self.publishes += 1
+        done = Publish(self.publishes, reason, changes, 0.0)
+        self.busy = True
+        try:
+            done.report = self.build(self.options)
+        except SitegenError as exc:
+            done.error = str(exc)
+        except Exception:  # a broken template or a bug: say so, and go on watching
+            done.error = traceback.format_exc(limit=3)
+        finally:
+            self.busy = False
+        done.seconds = time.perf_counter() - began
+        if done.report is not None:
+            self.running = bool(done.report.running)
+        self.on_publish(done)
+        return done
+
+    def run(self) -> None:
+        """Publish once, then each change, until ``stop`` is set."""
+        # Watching starts before the first build: a log written while it runs is seen.
+        paths, seen, notify = self._watch()
+        self.publish("first build")
+        last_timer = time.monotonic()
+        pending_growth = 0
+        while not self.stop.is_set():
+            for changes in self._events(notify):
+                if self.reload_asked.is_set():
+                    self.reload_asked.clear()
+                    if self._reload():
+                        break  # watch the new options' paths
+                urgent = [c for c in changes if not _is_growth(c)]
+                pending_growth += len(changes) - len(urgent)
+                now = time.monotonic()
+                if urgent:
+                    self.publish("changed", len(urgent) + pending_growth)
+                    pending_growth, last_timer = 0, time.monotonic()
+                elif now - last_timer >= self.running_interval:
+                    if pending_growth or self.running:
+                        self.publish("running logs", pending_growth)
+                    pending_growth, last_timer = 0, time.monotonic()
+                if _identity(paths) != seen:
+                    # A watched dir vanished, came back or was replaced: watch afresh, and
+                    # publish what it holds now.
+                    if notify is not None:
+                        notify.close()
+                    paths, seen, notify = self._watch()
+                    self.publish("log dir changed")
+                    break
+        if notify is not None:
+            notify.close()
+
+    def _watch(self) -> tuple[list[Path], list[tuple[int, int] | None], RustNotify | None]:
+        """Start watching the paths there are now; return them, their identity, the watch."""
+        from watchfiles._rust_notify import RustNotify
+
+        paths = watched_paths(self.options, self.extra_paths)
+        seen = _identity(paths)
+        there = [str(p) for p, ident in zip(paths, seen, strict=True) if ident is not None]
+        if not there:
+            return paths, seen, None
+        try:
+            notify = RustNotify(
+                there,
+                False,  # debug
+                self.poll is not None,  # force polling
+                int((self.poll or 0.3) * 1000),
+                True,  # recursive
+                True,  # ignore permission denied
+            )
+        except (FileNotFoundError, OSError):
+            # A dir went away between the look and the watch: the loop looks again.
+            return paths, [None] * len(paths), None
+        return paths, seen, notify
+
+    def _events(self, notify: RustNotify | None) -> Iterator[set[tuple[Change, str]]]:
+        """Yield each group of file events, and an empty group every tick without any."""
+        from watchfiles import Change
+
+        while not self.stop.is_set():
+            if notify is None:
+                # Nothing to watch (every dir gone): look again each tick.
+                self.stop.wait(TICK_MS / 1000)
+                yield set()
+                continue
+            raw = notify.watch(DEBOUNCE_MS, STEP_MS, TICK_MS, self.stop)
+            if raw == "stop":
+                return
+            if isinstance(raw, str):  # "timeout", or "signal" (a handler set ``stop``)
+                yield set()
+            else:
+                yield {(Change(kind), path) for kind, path in raw}
+
+    def _reload(self) -> bool:
+        """Read the settings again (SIGHUP); keep the old ones on any error. True if taken."""
+        if self.reload is None:
+            return False
+        began = time.perf_counter()
+        try:
+            options = self.reload()
+            if options.output.resolve() != self.options.output.resolve() or [
+                d.resolve() for d in options.log_dirs
+            ] != [d.resolve() for d in self.options.log_dirs]:
+                raise UsageError(
+                    "the output or the log dirs changed: restart the watcher to use them; "
+                    "the old settings stay"
+                )
+        except SitegenError as exc:
+            self.publishes += 1
+            self.on_publish(
+                Publish(self.publishes, "settings", 0, time.perf_counter() - began, error=str(exc))
+            )
+            return False
+        self.options = options
+        self.publish("settings reloaded")
+        return True
