@@ -382,6 +382,65 @@ class Change:
         )
 
 
+def watch_latency(logs: Path, site: Path, count: int = 20) -> tuple[list[float], int, int]:
+    """Run ``sitegen build --watch`` on a built site; time ``count`` logs renamed into place.
+
+    Each log is written as ``<id>.eventlog.running`` (whole), then renamed to ``<id>.eventlog``,
+    as Ballista does when a job ends; the clock stops when its ``/api/job/<id>`` file is in
+    the output. Returns the latencies, and the watcher's RSS (all its processes) after its
+    first publish and after the last.
+    """
+    settle()
+    cmd = [sys.executable, "-m", "sitegen", "build", "--event-log-dir", str(logs)]
+    cmd += ["--output", str(site), "--watch", "--format", "json", "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    latencies: list[float] = []
+    added: list[Path] = []
+    rss_first = rss_last = 0
+    try:
+        time.sleep(3)  # the first build: nothing to do, but the watcher must be watching
+        for n in range(count):
+            job_id = f"bench-watch-{n}"
+            start = BASE_TIME_MS + 10**9 + n * 60_000
+            spec = JobSpec(job_id, "tpch-q98", stages=2, tasks_per_stage=10, start_ms=start)
+            staging = logs.parent / f"{job_id}.tmp"
+            staging.mkdir(exist_ok=True)
+            final = write_log(staging, spec, seed=n + 1)
+            running = logs / f"{final.name}.running"
+            os.rename(final, running)
+            staging.rmdir()
+            time.sleep(0.2)
+            target = site / "api" / "job" / job_id / "index.json"
+            began = time.perf_counter()
+            os.rename(running, logs / final.name)
+            added.append(logs / final.name)
+            while not target.exists():
+                if proc.poll() is not None:
+                    raise SystemExit(
+                        f"the watcher ended: {proc.stderr.read() if proc.stderr else ''}"
+                    )
+                if time.perf_counter() - began > 120:
+                    raise SystemExit(f"{job_id} not published in 120 s")
+                time.sleep(0.002)
+            latencies.append(time.perf_counter() - began)
+            if n == 0:
+                rss_first = _tree_rss(proc.pid)
+            time.sleep(0.5)  # one publish a log, not one for several
+        rss_last = _tree_rss(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        for path in added:
+            path.unlink()
+    return latencies, rss_first, rss_last
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Return the nearest-rank percentile of ``values``."""
+    ordered = sorted(values)
+    return ordered[max(0, -(-len(ordered) * share // 1) - 1)] if ordered else 0.0
+
+
 def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
     """Build ``jobs`` small jobs, then time each kind of change and a no-op (line 8).
 
@@ -428,22 +487,29 @@ def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
         _json_build(logs, site, *limit)
         add("bench-newer", newest + 60_000)
         changes["max-jobs"] = Change(site, _json_build(logs, site, *limit))
-        noop, rss_noop, idle = _json_build(logs, site, *limit)
-        # --trust-finished-logs: the first such build records the listing, the next trusts it.
-        trust = (*limit, "--trust-finished-logs")
-        _json_build(logs, site, *trust)
-        trusted, rss_trusted, idle_trusted = _json_build(logs, site, *trust)
+        noop, rss_noop, idle = _json_build(logs, site, *limit, "--verify-logs")
+        # Trusting finished logs (the default): the first build records the listing, the next
+        # trusts it.
+        _json_build(logs, site, *limit)
+        trusted, rss_trusted, idle_trusted = _json_build(logs, site, *limit)
     finally:
         for path in added:
             path.unlink()
+    # The watcher: a log renamed from .running into place, until its /api file is published.
+    latencies, rss_watch_first, rss_watch_last = watch_latency(logs, site)
+    build_site = _json_build(logs, site)  # the watched logs are gone again: catch up
+    del build_site
     detail = "; ".join(f"{name} {c.text()}" for name, c in changes.items())
     kind = "catch-up build of a kept site" if keep else "build"
     print(
         f"8 at {jobs:,} small jobs: {kind} {full:.1f} s (CPU {built['cpu']:.1f} s, "
         f"{rss_full / 2**20:.0f} MB, site {built['site_bytes'] / 1e6:.0f} MB); {detail}; "
-        f"no-op {noop:.2f} s (CPU {idle['cpu']:.2f} s, {rss_noop / 2**20:.0f} MB); "
-        f"no-op trusting finished logs {trusted:.2f} s (CPU {idle_trusted['cpu']:.2f} s, "
-        f"{rss_trusted / 2**20:.0f} MB)"
+        f"no-op --verify-logs {noop:.2f} s (CPU {idle['cpu']:.2f} s, {rss_noop / 2**20:.0f} MB); "
+        f"no-op (trusting finished logs) {trusted:.2f} s (CPU {idle_trusted['cpu']:.2f} s, "
+        f"{rss_trusted / 2**20:.0f} MB); --watch: rename to published p50 "
+        f"{percentile(latencies, 0.5):.2f} s, p95 {percentile(latencies, 0.95):.2f} s, max "
+        f"{max(latencies):.2f} s over {len(latencies)} logs, RSS {rss_watch_first / 2**20:.0f} MB "
+        f"after the first publish, {rss_watch_last / 2**20:.0f} MB after the last"
     )
     return {
         "jobs": jobs,
@@ -452,6 +518,7 @@ def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
         "noop": noop,
         "trusted": trusted,
         "changes": changes,
+        "watch_p95": percentile(latencies, 0.95),
     }
 
 
@@ -466,7 +533,8 @@ def scale(work: Path, sizes: list[int], keep: bool = False) -> None:
             f"8 growth {small['jobs']:,} -> {big['jobs']:,} jobs "
             f"({big['jobs'] / small['jobs']:.0f}x): build {big['full'] / small['full']:.2f}x, "
             f"peak RSS {big['rss'] / small['rss']:.2f}x, no-op {big['noop'] / small['noop']:.2f}x "
-            f"(trusting finished logs {big['trusted'] / small['trusted']:.2f}x), "
+            f"(trusting finished logs {big['trusted'] / small['trusted']:.2f}x), watch p95 "
+            f"{small['watch_p95']:.2f} -> {big['watch_p95']:.2f} s, "
             f"slowest change {worst.seconds:.2f} s; files rewritten per change "
             f"{'the same' if same else 'NOT the same'} ({files})"
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import re
 import subprocess
@@ -17,7 +16,6 @@ from typing import Any
 import pytest
 
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
-from sitegen.serve import server as serve_module
 from sitegen.serve.server import serve
 from tests.logs import job_lines, write
 from tests.servers import free_port, get, wait_for_port
@@ -254,73 +252,6 @@ def test_cli_serves_at_the_path_of_base_url(tmp_path: Path, example_logs: Path) 
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert f"at http://127.0.0.1:{port}/h/ (Ctrl+C to stop)" in out, out
-
-
-def test_snapshot_sees_every_file_below_the_paths(tmp_path: Path) -> None:
-    logs = tmp_path / "logs"
-    (logs / "archive" / "2026").mkdir(parents=True)
-    write(logs / "a.eventlog", job_lines("a"))
-    write(logs / "archive" / "2026" / "b.eventlog", job_lines("b"))
-    (logs / "c.eventlog").symlink_to(logs / "a.eventlog")
-    page = tmp_path / "page.md"
-    page.write_text("# Runbook\n")
-    seen = serve_module.snapshot([logs, page, tmp_path / "missing"])
-    files = [logs / "a.eventlog", logs / "archive/2026/b.eventlog", logs / "c.eventlog", page]
-    assert seen == {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for f in files}
-
-
-def run_watch(seconds: float, **kwargs: Any) -> int:
-    """Run the watcher over ``kwargs`` for ``seconds``; return how many rebuilds it made."""
-    rebuilds: list[int] = []
-    stop = threading.Event()
-    args = (kwargs.pop("paths"), kwargs.pop("last"), lambda: rebuilds.append(0), stop)
-    watcher = threading.Thread(target=serve_module.watch, args=args, kwargs=kwargs)
-    watcher.start()
-    time.sleep(seconds)
-    stop.set()
-    watcher.join(5)
-    assert not watcher.is_alive()
-    return len(rebuilds)
-
-
-def test_a_log_that_keeps_growing_is_still_rebuilt(tmp_path: Path) -> None:
-    log = write(tmp_path / "running.eventlog", job_lines("running")[:2])
-    growing = threading.Event()
-
-    def append() -> None:
-        while not growing.wait(0.05):
-            with log.open("ab") as f:
-                f.write(job_lines("running")[2])
-
-    writer = threading.Thread(target=append)
-    writer.start()
-    try:
-        # The log never stays the same for a quiet period: only max_settle lets it through.
-        timing = {"interval": 0.05, "quiet_period": 0.3, "max_settle": 0.5}
-        last = serve_module.snapshot([tmp_path])
-        rebuilds = run_watch(2.5, paths=[tmp_path], last=last, **timing)
-    finally:
-        growing.set()
-        writer.join()
-    assert rebuilds >= 2
-
-
-def test_slow_looks_are_spaced_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    looks: list[tuple[float, float]] = []  # (began, ended)
-
-    def slow_snapshot(paths: list[Path]) -> dict[str, tuple[int, int]]:
-        began = time.monotonic()
-        time.sleep(0.1)  # a directory of many thousands of logs
-        looks.append((began, time.monotonic()))
-        return {}
-
-    monkeypatch.setattr(serve_module, "snapshot", slow_snapshot)
-    assert run_watch(1.6, paths=[tmp_path], last={}, interval=0.01) == 0
-    # Each look waits WATCH_BUDGET times as long as the last took (about 1 s here), not the
-    # 0.01 s interval: without that, 1.6 s would hold a dozen looks.
-    assert 1 <= len(looks) <= 2
-    for (began, ended), (next_began, _) in itertools.pairwise(looks):
-        assert next_began - began >= serve_module.WATCH_BUDGET * (ended - began)
 
 
 def test_serve_keeps_the_site_when_the_log_dir_empties(tmp_path: Path) -> None:

@@ -11,12 +11,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.logs import job_lines, write
-
-pytestmark = pytest.mark.slow
 
 
 class Watching:
@@ -99,6 +98,7 @@ def no_staging_left(site: Path) -> None:
     assert leftovers == []
 
 
+@pytest.mark.slow
 def test_a_new_log_a_removal_and_a_running_log_renamed(watching: Callable[..., Watching]) -> None:
     w = watching()
     write(w.logs / "first01.eventlog", job_lines("first01"))
@@ -132,6 +132,7 @@ def test_a_new_log_a_removal_and_a_running_log_renamed(watching: Callable[..., W
     no_staging_left(w.site)
 
 
+@pytest.mark.slow
 def test_a_burst_of_logs_is_one_publish(watching: Callable[..., Watching]) -> None:
     w = watching()
     w.publishes(1)
@@ -149,6 +150,7 @@ def test_a_burst_of_logs_is_one_publish(watching: Callable[..., Watching]) -> No
     assert w.stop() == 0
 
 
+@pytest.mark.slow
 def test_sigterm_mid_publish_leaves_a_whole_site(watching: Callable[..., Watching]) -> None:
     w = watching()
     write(w.logs / "keep001.eventlog", job_lines("keep001"))
@@ -167,6 +169,7 @@ def test_sigterm_mid_publish_leaves_a_whole_site(watching: Callable[..., Watchin
         assert (w.site / "jobs" / job_id / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_a_log_dir_removed_and_restored(watching: Callable[..., Watching]) -> None:
     w = watching()
     write(w.logs / "early01.eventlog", job_lines("early01"))
@@ -185,6 +188,7 @@ def test_a_log_dir_removed_and_restored(watching: Callable[..., Watching]) -> No
     assert w.stop(signal.SIGINT) == 0
 
 
+@pytest.mark.slow
 def test_sighup_reads_the_config_again_and_keeps_it_when_broken(
     watching: Callable[..., Watching], tmp_path: Path
 ) -> None:
@@ -214,6 +218,7 @@ def test_sighup_reads_the_config_again_and_keeps_it_when_broken(
     assert w.stop() == 0
 
 
+@pytest.mark.slow
 def test_polling_sees_a_new_log(watching: Callable[..., Watching]) -> None:
     w = watching("--poll", "0.2")
     w.publishes(1)
@@ -232,3 +237,81 @@ def test_watch_refuses_an_archive(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "--archive cannot be used with --watch" in out.stderr
+
+
+class FakeReport:
+    """What the watcher reads of a build's report: the running jobs."""
+
+    def __init__(self, running: list[str]) -> None:
+        self.running = running
+
+
+def run_watcher(logs: Path, act: Callable[[], None], seconds: float, running: bool) -> list[str]:
+    """Run a Watcher in a thread over ``logs`` with a build that records only the reasons."""
+    import threading
+
+    from sitegen.builder.options import BuildOptions
+    from sitegen.builder.watch import Publish, Watcher
+
+    reasons: list[str] = []
+
+    def fake_build(options: BuildOptions) -> Any:
+        return FakeReport(["job"] if running else [])
+
+    def heard(done: Publish) -> None:
+        assert done.error is None, done.error
+        reasons.append(done.reason)
+
+    watcher = Watcher(
+        BuildOptions(logs, logs.parent / "site"), fake_build, heard, running_interval=1.0
+    )
+    thread = threading.Thread(target=watcher.run)
+    thread.start()
+    try:
+        while not reasons:
+            time.sleep(0.05)
+        act()
+        time.sleep(seconds)
+    finally:
+        watcher.stop.set()
+        thread.join(10)
+    assert not thread.is_alive()
+    return reasons
+
+
+def grow(log: Path, seconds: float) -> None:
+    """Append to ``log`` every 50 ms for ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with log.open("ab") as f:
+            f.write(b'{"ev":"TaskEnd","version":1,"data":{}}\n')
+        time.sleep(0.05)
+
+
+def test_a_growing_running_log_publishes_at_most_every_interval(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = write(logs / "grows01.eventlog.running", job_lines("grows01")[:2])
+    reasons = run_watcher(logs, lambda: grow(log, 3.2), 0.2, running=True)
+    # 3.2 s of appends every 50 ms at a 1 s interval: about three publishes, not sixty.
+    assert reasons[0] == "first build"
+    assert 2 <= reasons.count("running logs") <= 4, reasons
+    assert "changed" not in reasons
+
+
+def test_running_logs_are_judged_again_on_the_timer(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    reasons = run_watcher(logs, lambda: None, 2.6, running=True)
+    assert 2 <= reasons.count("running logs") <= 3, reasons  # no file event at all
+    assert run_watcher(logs, lambda: None, 1.6, running=False) == ["first build"]
+
+
+def test_a_finished_log_written_publishes_at_once(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    def drop() -> None:
+        write(logs / "done001.eventlog", job_lines("done001"))
+
+    reasons = run_watcher(logs, drop, 0.5, running=False)
+    assert reasons == ["first build", "changed"]

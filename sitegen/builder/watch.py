@@ -108,6 +108,9 @@ class Watcher:
         self.stop = threading.Event()
         self.reload_asked = threading.Event()
         self.publishes = 0
+        self._paths: list[Path] = []
+        self._seen: list[tuple[int, int] | None] = []
+        self._notify: RustNotify | None = None
         # Whether the last publish left running logs to judge again on the timer.
         self.running = False
         # Whether a build is running now (a stop signal then ends it: see cli.py).
@@ -135,17 +138,32 @@ class Watcher:
 
     def run(self) -> None:
         """Publish once, then each change, until ``stop`` is set."""
-        # Watching starts before the first build: a log written while it runs is seen.
-        paths, seen, notify = self._watch()
+        self.begin()
         self.publish("first build")
+        self.loop()
+
+    def begin(self) -> None:
+        """Start watching; call before the first build, so a log written meanwhile is seen."""
+        self._paths, self._seen, self._notify = self._watch()
+
+    def loop(self) -> None:
+        """Publish each change until ``stop`` is set (after ``begin`` and a first build)."""
         last_timer = time.monotonic()
         pending_growth = 0
         while not self.stop.is_set():
-            for changes in self._events(notify):
+            for changes in self._events(self._notify):
                 if self.reload_asked.is_set():
                     self.reload_asked.clear()
                     if self._reload():
+                        self._rewatch()
                         break  # watch the new options' paths
+                if _identity(self._paths) != self._seen:
+                    # A watched dir vanished, came back or was replaced: watch afresh, and
+                    # publish what it holds now (its own events are part of that publish).
+                    self._rewatch()
+                    self.publish("log dir changed", len(changes) + pending_growth)
+                    pending_growth, last_timer = 0, time.monotonic()
+                    break
                 urgent = [c for c in changes if not _is_growth(c)]
                 pending_growth += len(changes) - len(urgent)
                 now = time.monotonic()
@@ -156,16 +174,14 @@ class Watcher:
                     if pending_growth or self.running:
                         self.publish("running logs", pending_growth)
                     pending_growth, last_timer = 0, time.monotonic()
-                if _identity(paths) != seen:
-                    # A watched dir vanished, came back or was replaced: watch afresh, and
-                    # publish what it holds now.
-                    if notify is not None:
-                        notify.close()
-                    paths, seen, notify = self._watch()
-                    self.publish("log dir changed")
-                    break
-        if notify is not None:
-            notify.close()
+        if self._notify is not None:
+            self._notify.close()
+
+    def _rewatch(self) -> None:
+        """Watch the paths there are now, instead of those watched so far."""
+        if self._notify is not None:
+            self._notify.close()
+        self.begin()
 
     def _watch(self) -> tuple[list[Path], list[tuple[int, int] | None], RustNotify | None]:
         """Start watching the paths there are now; return them, their identity, the watch."""

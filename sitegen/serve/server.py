@@ -1,6 +1,7 @@
 """``sitegen serve``: build, serve the site at the exact ``/api/*`` paths, rebuild on change.
 
-A stdlib HTTP server stands in for the ``livereload`` package: livereload injects its
+It rebuilds with the engine of ``sitegen build --watch`` (``builder.watch``). A stdlib HTTP
+server stands in for the ``livereload`` package: livereload injects its
 script into any body containing ``</head>`` whatever the content type (a job named
 ``</head>`` would corrupt the JSON), and its script comes from another port, which the
 pages' Content-Security-Policy (``script-src 'self'``) blocks.
@@ -12,17 +13,15 @@ import errno
 import http.server
 import json
 import mimetypes
-import os
 import threading
-import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from sitegen.errors import SitegenError, UsageError
+from sitegen.builder.watch import Publish, Watcher
+from sitegen.errors import UsageError
 from sitegen.layout import CONTENT_TYPES, files_for, match
 from sitegen.publish.hosting import HIDDEN
 from sitegen.render.templates import default_template_dir
@@ -34,11 +33,6 @@ RELOAD_PREFIX = "/__sitegen/"
 RELOAD_SCRIPT = f'<script src="{RELOAD_PREFIX}livereload.js"></script>'.encode()
 SCRIPT_FILE = Path(__file__).parent / "livereload.js"
 POLL_SECONDS = 25.0
-# The watcher looks again only after this many times as long as its last look took: at
-# 100,000 logs a look takes about 0.4 s, and watching must not keep a core busy.
-WATCH_BUDGET = 10
-# A log that keeps growing (a running job) still gets a rebuild this often, in seconds.
-MAX_SETTLE = 10.0
 
 
 @dataclass
@@ -185,97 +179,6 @@ def inject(html: bytes) -> bytes:
     return html[:at] + RELOAD_SCRIPT + html[at:] if at >= 0 else html + RELOAD_SCRIPT
 
 
-def snapshot(paths: list[Path]) -> dict[str, tuple[int, int]]:
-    """Return (size, mtime) of every file below ``paths``: what the watcher compares."""
-    seen: dict[str, tuple[int, int]] = {}
-    for root in paths:
-        if root.is_dir():
-            _scan(str(root), seen)
-        else:
-            _note(str(root), seen)
-    return seen
-
-
-def _note(path: str, seen: dict[str, tuple[int, int]]) -> None:
-    """Record one file's size and mtime, if it is still there."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return
-    seen[path] = (st.st_size, st.st_mtime_ns)
-
-
-def _scan(directory: str, seen: dict[str, tuple[int, int]]) -> None:
-    """Record every file below ``directory`` (scandir: a third of what Path.rglob costs)."""
-    pending = [directory]
-    while pending:
-        try:
-            entries = list(os.scandir(pending.pop()))
-        except OSError:
-            continue  # removed meanwhile, or unreadable: the build says so if it matters
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                    continue
-                st = entry.stat()
-            except OSError:
-                continue
-            seen[entry.path] = (st.st_size, st.st_mtime_ns)
-
-
-def _look(paths: list[Path], interval: float) -> tuple[dict[str, tuple[int, int]], float]:
-    """Return the snapshot, and how long to wait before the next (``WATCH_BUDGET`` times it)."""
-    began = time.monotonic()
-    current = snapshot(paths)
-    return current, max(interval, (time.monotonic() - began) * WATCH_BUDGET)
-
-
-def watch(
-    paths: list[Path],
-    last: dict[str, tuple[int, int]],
-    rebuild: Callable[[], None],
-    stop: threading.Event,
-    interval: float = 0.3,
-    quiet_period: float = 0.5,
-    max_settle: float = MAX_SETTLE,
-) -> None:
-    """Poll ``paths`` against ``last``; once a burst of changes settles, rebuild once.
-
-    Polling, not inotify: scheduler logs often live on NFS or another shared volume,
-    where a change made by another machine raises no event here, and a log directory
-    that is replaced (not just changed) is still seen.
-    """
-    pause = interval
-    while not stop.wait(pause):
-        current, pause = _look(paths, interval)
-        if current == last:
-            continue
-        # Debounce: wait until nothing changed for a whole quiet period, but no longer
-        # than max_settle: a running job's log may grow for hours.
-        deadline = time.monotonic() + max_settle
-        while time.monotonic() < deadline:
-            if stop.wait(max(quiet_period, pause)):
-                return
-            settled, pause = _look(paths, interval)
-            if settled == current:
-                break
-            current = settled
-        last = current
-        rebuild()
-
-
-def watched_paths(options: BuildOptions, output: Path) -> list[Path]:
-    """Return what a rebuild depends on: every directory option, plus the shipped templates."""
-    paths = [default_template_dir()]
-    for f in fields(options):
-        value = getattr(options, f.name)
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, Path) and item != output and item.exists():
-                paths.append(item)
-    return paths
-
-
 def serve(
     options: BuildOptions,
     build: Callable[[], BuildReport],
@@ -300,40 +203,31 @@ def serve(
             raise UsageError(message) from None
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     httpd.daemon_threads = True
-    # The baseline is taken before the first build, so that a log written while it runs
-    # (or before the watcher thread is scheduled) still triggers a rebuild.
-    paths = watched_paths(options, output)
-    baseline = snapshot(paths)
+
+    def published(done: Publish) -> None:
+        # A failed rebuild (a broken template too) keeps serving the last good site.
+        on_build(done.report, done.error)
+        state.publish(done.error)
+
+    # The same engine as `sitegen build --watch`, watching the shipped templates too.
+    watcher = Watcher(options, lambda _: build(), published, extra_paths=[default_template_dir()])
+    if stop is not None:
+        watcher.stop = stop
+    stop = watcher.stop
+    # Watching starts before the first build: a log written while it runs is seen.
+    watcher.begin()
     try:
         on_build(build(), None)
     except BaseException:
         httpd.server_close()
         raise
     state.publish(None)
-    if stop is None:
-        stop = threading.Event()
-    lock = threading.Lock()
-
-    def rebuild() -> None:
-        with lock:
-            try:
-                report = build()
-            except SitegenError as exc:
-                on_build(None, str(exc))
-                state.publish(str(exc))
-            except Exception:  # a broken template must not stop the server
-                error = traceback.format_exc(limit=3)
-                on_build(None, error)
-                state.publish(error)
-            else:
-                on_build(report, None)
-                state.publish(None)
 
     def shut_down_on_stop() -> None:
         stop.wait()
         httpd.shutdown()
 
-    threading.Thread(target=watch, args=(paths, baseline, rebuild, stop), daemon=True).start()
+    threading.Thread(target=watcher.loop, daemon=True).start()
     threading.Thread(target=shut_down_on_stop, daemon=True).start()
     if ready:
         ready(f"http://{host}:{httpd.server_address[1]}{base_path}")
