@@ -98,6 +98,18 @@ WORKERS = click.option(
     default=None,
     help="Processes that read logs. [default: CPU count]",
 )
+MAX_LOG_SIZE = click.option(
+    "--max-log-size",
+    type=Size(),
+    default="4GiB",
+    help="The most one log may hold once decompressed; a log past it is reported, not read.",
+)
+MAX_LINE_SIZE = click.option(
+    "--max-line-size",
+    type=Size(),
+    default="256MiB",
+    help="The most one line of a log may hold; a log with a longer line is reported.",
+)
 FORMAT = click.option(
     "--format",
     "fmt",
@@ -113,6 +125,8 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
         CONFIG,
         LOG_DIRS,
         FOLLOW_LINKS,
+        MAX_LOG_SIZE,
+        MAX_LINE_SIZE,
         click.option(
             "--output",
             type=_PATH,
@@ -313,6 +327,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @CONFIG
 @LOG_DIRS
 @FOLLOW_LINKS
+@MAX_LOG_SIZE
+@MAX_LINE_SIZE
 @WORKERS
 @FORMAT
 @click.option(
@@ -326,6 +342,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 def check_command(
     event_log_dirs: tuple[Path, ...],
     follow_links: bool,
+    max_log_size: int,
+    max_line_size: int,
     workers: int | None,
     fmt: str,
     fail_on: str | None,
@@ -345,10 +363,12 @@ def check_command(
     from sitegen.builder.report import check_json, check_lines
     from sitegen.check import check
     from sitegen.diagnose import gate
+    from sitegen.eventlog.limits import LogLimits
 
     try:
         kinds = gate.parse_kinds(fail_on) if fail_on is not None else frozenset()
-        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers, follow_links)
+        limits = LogLimits(max_log_size, max_line_size)
+        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers, follow_links, limits)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc

@@ -40,6 +40,8 @@ class ProblemKind(enum.StrEnum):
     DUPLICATE_ID = "duplicate-id"
     ID_MISMATCH = "id-mismatch"
     UNREADABLE_NOTE = "unreadable-note"
+    DAMAGED_LINES = "damaged-lines"
+    ID_COLLISION = "id-collision"
 
 
 class Severity(enum.StrEnum):
@@ -63,6 +65,10 @@ SEVERITY = {
     ProblemKind.DUPLICATE_ID: Severity.ERROR,
     ProblemKind.ID_MISMATCH: Severity.WARNING,
     ProblemKind.UNREADABLE_NOTE: Severity.WARNING,
+    # Published without the lines that did not decode; published beside a job whose id
+    # differs only by case or Unicode normalisation.
+    ProblemKind.DAMAGED_LINES: Severity.WARNING,
+    ProblemKind.ID_COLLISION: Severity.WARNING,
     ProblemKind.INCOMPLETE: Severity.NOTE,
 }
 

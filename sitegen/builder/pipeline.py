@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard, manifest, parallel, selection
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+from sitegen.builder.idcollisions import published_collisions
 from sitegen.builder.manifest import DAY_MS, Known, LogOutcome, State
 from sitegen.builder.notes import NoteIndex, notes_dirs
 from sitegen.builder.retention import parse_age
@@ -37,6 +38,7 @@ from sitegen.eventlog.discover import (
     key_prefixes,
     list_dirs,
 )
+from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
 from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.layout import DEFAULT_TITLE, MANIFEST_NAME
 from sitegen.model import Classification, JobSummary, Problem, RunningJob
@@ -87,6 +89,9 @@ class BuildOptions:
     # Trust a log read as a completed job never to change in place: when the log dirs list
     # the same names as last time and no other log changed, nothing did (no stat of each).
     trust_finished_logs: bool = False
+    # The most one log may hold once decompressed, and one of its lines (eventlog/limits.py).
+    max_log_size: int = MAX_LOG_BYTES
+    max_line_size: int = MAX_LINE_BYTES
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
@@ -669,6 +674,7 @@ def _renderer(run: _Run) -> PageRenderer:
         raw_logs=options.raw_logs,
         cache_key=run.fingerprint,
         follow_links=options.follow_links,
+        limits=LogLimits(options.max_log_size, options.max_line_size),
     )
     pages.warm()
     return pages
@@ -799,6 +805,7 @@ def _report(
         loser = chosen.losers.get(key)
         if loser is not None:
             problems.append(loser)
+    problems += published_collisions(state, changed=not up_to_date)
     counts = state.classifications()
     report = BuildReport(
         output=run.options.output,

@@ -14,6 +14,7 @@ from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.trace import trace
+from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.reader import LogRead
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
@@ -75,6 +76,7 @@ class PageRenderer:
         raw_logs: bool = True,
         cache_key: str = "",
         follow_links: bool = False,
+        limits: LogLimits = DEFAULT_LIMITS,
     ) -> None:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
@@ -84,6 +86,8 @@ class PageRenderer:
         self.raw_logs = raw_logs
         # Notes linked out of the log dirs are read only then (see builder/notes.py).
         self.follow_links = follow_links
+        # The most one log and one line may hold (see eventlog/limits.py).
+        self.limits = limits
         # Says which templates these are (the build fingerprint): environments are shared
         # per process under it, so a changed template (sitegen serve) is never served stale.
         self.cache_key = cache_key
@@ -215,7 +219,9 @@ class PageRenderer:
         job_id = summary.job_id
         page = urls.job_page(job_id)
         job = job_page(read, summary, page, render_md(note.text) if note else None, context)
-        writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
+        damaged = read.damage_message()
+        html = self.render("job.html", page, job=job, damaged=damaged, fragments=[job.timeline_svg])
+        writer.write(page, html)
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
         writer.write(urls.findings_file(job_id), findings_json(job_id, summary.findings))
         writer.write(
