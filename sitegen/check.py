@@ -11,7 +11,7 @@ from pathlib import Path
 from sitegen.builder.parallel import pool_map
 from sitegen.eventlog.classify import Candidate, duplicates, judge
 from sitegen.eventlog.collisions import id_collisions
-from sitegen.eventlog.discover import discover_all
+from sitegen.eventlog.discover import discover_all, distinct_dirs
 from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.logfiles import LogFile
@@ -58,7 +58,7 @@ def check_log(log: LogFile, limits: LogLimits = DEFAULT_LIMITS) -> CheckedLog:
     """
     try:
         return _check_log(log, limits)
-    except Exception as exc:
+    except Exception as exc:  # the reader says why a file cannot be read: this is a crash
         return _failed(log, failure_message(exc))
 
 
@@ -102,7 +102,7 @@ def check(
     limits: LogLimits = DEFAULT_LIMITS,
 ) -> CheckReport:
     """Check every log in ``log_dirs`` and write nothing anywhere."""
-    dirs = [log_dirs] if isinstance(log_dirs, Path) else list(log_dirs)
+    dirs = [log_dirs] if isinstance(log_dirs, Path) else distinct_dirs(log_dirs)[0]
     checked = _check_all(discover_all(dirs, follow_links), workers, limits)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():

@@ -205,11 +205,22 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     return f
 
 
+def _log_dirs(event_log_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Return the event-log dirs to read, each directory once (saying which were named twice)."""
+    from sitegen.eventlog.discover import distinct_dirs
+
+    kept, dropped = distinct_dirs(event_log_dirs or (EXAMPLE_LOG_DIR,))
+    for again, first in dropped:
+        same = "is named twice" if again == first else f"is the same directory as {first}"
+        click.echo(f"Warning: event-log dir {again} {same}: read once.", err=True)
+    return tuple(kept)
+
+
 def _options(event_log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
     """Turn CLI values into the core's options object."""
     from sitegen.builder.pipeline import BuildOptions
 
-    return BuildOptions(log_dirs=event_log_dirs or (EXAMPLE_LOG_DIR,), **rest)
+    return BuildOptions(log_dirs=_log_dirs(event_log_dirs), **rest)
 
 
 @click.group()
@@ -368,7 +379,7 @@ def check_command(
     try:
         kinds = gate.parse_kinds(fail_on) if fail_on is not None else frozenset()
         limits = LogLimits(max_log_size, max_line_size)
-        report = check(event_log_dirs or (EXAMPLE_LOG_DIR,), workers, follow_links, limits)
+        report = check(_log_dirs(event_log_dirs), workers, follow_links, limits)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc

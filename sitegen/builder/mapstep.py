@@ -19,6 +19,7 @@ from sitegen.builder.notes import read_note
 from sitegen.builder.parallel import pool_map
 from sitegen.diagnose.failures import task_error_patterns
 from sitegen.diagnose.recurring import RunContext
+from sitegen.errors import SitegenError
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.logfiles import LogFile
@@ -196,9 +197,16 @@ def process_log(
     try:
         return _process_log(log, staging, part, pages, context, claimed)
     except Exception as exc:
+        cause = exc
+        if isinstance(exc, OSError | SitegenError):
+            # The system (a full disk) or the operator (a broken template) stops the build;
+            # a template that ran out of stack on this log's content does not.
+            if not isinstance(exc.__cause__, MemoryError | RecursionError):
+                raise
+            cause = exc.__cause__
         for directory in claimed:
             shutil.rmtree(directory, ignore_errors=True)
-        return failed_outcome(log, failure_message(exc)), False
+        return failed_outcome(log, failure_message(cause)), False
 
 
 def failed_outcome(log: LogFile, why: str) -> LogOutcome:

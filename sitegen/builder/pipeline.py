@@ -34,6 +34,7 @@ from sitegen.eventlog.discover import (
     check_log_dir,
     discover_all,
     discover_keys,
+    distinct_dirs,
     has_logs,
     key_prefixes,
     list_dirs,
@@ -99,7 +100,9 @@ class BuildOptions:
         if isinstance(dirs, str | os.PathLike):
             object.__setattr__(self, "log_dirs", (Path(dirs),))
         else:
-            object.__setattr__(self, "log_dirs", tuple(Path(d) for d in self.log_dirs))
+            # The same directory named twice (``logs``, ``./logs/``) is read once.
+            dirs = distinct_dirs([Path(d) for d in self.log_dirs])[0]
+            object.__setattr__(self, "log_dirs", tuple(dirs))
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work
         if self.base_url is not None:
