@@ -29,6 +29,7 @@ from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.payload import PERCENTILE_KEYS, as_int
 from sitegen.render.runs import StageChange, compare
+from sitegen.render.shorten import Whole
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
@@ -132,7 +133,7 @@ class PageRenderer:
             timestamp=formatting.timestamp,
             timestamp_ms=formatting.timestamp_ms,
             compute_time=formatting.compute_time,
-            page_text=formatting.page_text,
+            page_text=lambda text: Whole(formatting.page_text(text)),
             filesize=formatting.filesize,
             status_class=status_class,
             lane_id=urls.lane_anchor,
