@@ -40,6 +40,8 @@ class ProblemKind(enum.StrEnum):
     DUPLICATE_ID = "duplicate-id"
     ID_MISMATCH = "id-mismatch"
     UNREADABLE_NOTE = "unreadable-note"
+    DAMAGED_LINES = "damaged-lines"
+    ID_COLLISION = "id-collision"
 
 
 class ProblemSeverity(enum.StrEnum):
@@ -63,6 +65,10 @@ SEVERITY = {
     ProblemKind.DUPLICATE_ID: ProblemSeverity.ERROR,
     ProblemKind.ID_MISMATCH: ProblemSeverity.WARNING,
     ProblemKind.UNREADABLE_NOTE: ProblemSeverity.WARNING,
+    # Published without the lines that did not decode; published beside a job whose id
+    # differs only by case or Unicode normalisation.
+    ProblemKind.DAMAGED_LINES: ProblemSeverity.WARNING,
+    ProblemKind.ID_COLLISION: ProblemSeverity.WARNING,
     ProblemKind.INCOMPLETE: ProblemSeverity.NOTE,
 }
 
