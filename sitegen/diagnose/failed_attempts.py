@@ -93,7 +93,7 @@ def failed_finding(attempts: list[Attempt], tried: int, job_failed: bool) -> Fin
     where = f" on {', '.join(executors)}" if 0 < len(executors) <= 3 else ""
     if len(executors) > 3:
         where = f" on {len(executors)} executors"
-    outcome = " The job failed." if job_failed else " Retries succeeded; they cost time."
+    outcome = " The job failed." if job_failed else " Retries succeeded."
     if job_failed:
         grade = Severity.CRITICAL
     elif n >= th.FAILED_SHARE_WARNING * max(tried, n):

@@ -46,6 +46,10 @@ class Finding(msgspec.Struct, frozen=True, gc=False):
     executor_id: str | None
     value: float
     message: str
+    # How much earlier (ms) the job would have ended without it, from a replay of its tasks;
+    # None where that does not apply (a regression has its own figures, a failed job's
+    # failures cost it the job). Costs of different findings do not add up.
+    impact_ms: int | None = None
 
 
 def most_severe_first(findings: Iterable[Finding]) -> list[Finding]:
