@@ -78,7 +78,9 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         tasks=len(read.tasks),
         failed_tasks=failed_tasks,
         executors=executors,
-        task_errors=task_error_patterns(t.status for t in read.tasks) if failed_tasks else [],
+        task_errors=(
+            task_error_patterns((t.status for t in read.tasks), idx.job_id) if failed_tasks else []
+        ),
     )
 
 

@@ -79,7 +79,6 @@ class SlowTask:
     # How far out it is: robust sigmas above the stage's median, on the log scale.
     z: float = 0.0
 
-
     @property
     def cost_needed(self) -> float | None:
         """Return the share of the run it must have cost to be a straggler (None: not one)."""
