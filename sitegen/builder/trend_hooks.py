@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from sitegen.builder.manifest import DAY_MS, LogOutcome, State, decode_summary
 from sitegen.builder.parallel import pool_map
 from sitegen.diagnose import recurring
+from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.finding import Finding
 from sitegen.diagnose.recurring import ContextKey, RunContext
 from sitegen.publish.writer import SiteWriter
@@ -138,7 +139,12 @@ def patch_page(task: PatchTask) -> int | None:
     new = splice(old, pages.runs_section(summary, context))
     if new is None:
         return None
-    SiteWriter(Path(root), fresh=True, existing=roots).write(rel, new)
+    writer = SiteWriter(Path(root), fresh=True, existing=roots)
+    writer.write(rel, new)
+    # findings.json lists the run's regression, as the page does.
+    regression = context.regression if context else None
+    findings = findings_json(summary.job_id, summary.findings, summary.what_if, regression)
+    writer.write(urls.findings_file(summary.job_id), findings)
     return len(new) - len(old)
 
 

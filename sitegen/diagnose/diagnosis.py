@@ -250,9 +250,19 @@ def _int_edges(edges: list[tuple[str, str]]) -> list[tuple[int, int]]:
     return found
 
 
-def findings_json(job_id: str, findings: list[Finding], what: WhatIf | None = None) -> bytes:
-    """Return ``jobs/<job_id>/findings.json``: the findings, and the what-if when known."""
-    data: dict[str, object] = {"job_id": job_id, "findings": findings}
+def findings_json(
+    job_id: str,
+    findings: list[Finding],
+    what: WhatIf | None = None,
+    regression: Finding | None = None,
+) -> bytes:
+    """Return ``jobs/<job_id>/findings.json``: every finding its page shows, and the what-if.
+
+    ``regression`` is the run's regression (from the other runs of its name), listed with
+    the job's own findings, most severe first.
+    """
+    listed = most_severe_first([*findings, regression]) if regression else findings
+    data: dict[str, object] = {"job_id": job_id, "findings": listed}
     if what is not None:
         data["what_if"] = what.as_json()
     return msgspec.json.encode(data)

@@ -19,7 +19,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import msgspec
+
 from sitegen.diagnose.stats import median
+from sitegen.render.formatting import duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,8 +289,7 @@ def prepare(
     )
 
 
-@dataclass(frozen=True)
-class WhatIf:
+class WhatIf(msgspec.Struct, frozen=True, gc=False):
     """The job's run time on fewer or more executors, as the replay estimates it (ms)."""
 
     executors: int
@@ -305,6 +307,28 @@ class WhatIf:
             "half_ms": self.half_ms,
             "double_ms": self.double_ms,
         }
+
+    def sentence(self) -> str:
+        """Say it as the job page does, with the model's assumptions in one sentence."""
+        half = max(1, math.ceil(self.executors / 2))
+        slots = f"{self.slots} slot{'s' if self.slots != 1 else ''} each"
+        return (
+            f"With twice the executors ({2 * self.executors} of {slots}): about "
+            f"{duration(self.double_ms)}, {_change(self.double_ms, self.run_ms)}; with half "
+            f"({half}): about {duration(self.half_ms)}, {_change(self.half_ms, self.run_ms)}; "
+            f"no faster than {duration(self.floor_ms)} however many (the floor, not the "
+            "critical path). Replayed from the recorded task times: each attempt as long as it "
+            "ran, in the order it ran, on the first free slot, each stage after the stages it "
+            "reads; an executor's slots are the most of its tasks seen running at once."
+        )
+
+
+def _change(ms: int, run_ms: int) -> str:
+    """Return ``-50%`` or ``+100%``: ``ms`` against the run."""
+    if run_ms <= 0:
+        return "±0%"
+    pct = round(100 * (ms - run_ms) / run_ms)
+    return "±0%" if pct == 0 else f"{'+' if pct > 0 else '−'}{abs(pct)}%"
 
 
 def what_if(replay: Replay) -> WhatIf | None:

@@ -340,6 +340,7 @@ def job_page(
     # The summary carries them to the reduce step (jobs list, insights, check).
     summary.findings = found.findings
     summary.root_cause = found.root_cause.error if found.root_cause else None
+    summary.what_if = found.what_if
     path = found.critical_path
     dag_svg = (
         dag.stage_dag(

@@ -217,7 +217,11 @@ class PageRenderer:
         job = job_page(read, summary, page, render_md(note.text) if note else None, context)
         writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
-        writer.write(urls.findings_file(job_id), findings_json(job_id, summary.findings))
+        regression = context.regression if context else None
+        writer.write(
+            urls.findings_file(job_id),
+            findings_json(job_id, summary.findings, summary.what_if, regression),
+        )
         writer.write(
             urls.trace_file(job_id), trace(job_id, read.tasks, [i.stage for i in job.stages])
         )
