@@ -207,3 +207,16 @@ def test_bundled_failed_example_has_its_straggler(example_site: tuple[Path, Buil
     slow = [f for f in data["findings"] if f["kind"] in ("straggler", "data-skew")]
     assert [(f["kind"], f["stage_id"], f["task_id"]) for f in slow] == [("straggler", 1, 0)]
     assert "ran 2.2 s, 9.3x the stage's median of 242 ms" in slow[0]["message"]
+
+
+def test_the_examples_show_one_job_per_kind(example_site: tuple[Path, BuildReport]) -> None:
+    from sitegen.examples.generator import PLANTED
+
+    _, report = example_site
+    by_id = {j.job_id: j for j in report.jobs}
+    for kind, _ in PLANTED:
+        job = by_id[f"planted-{kind}"]
+        assert kind in {f.kind for f in job.findings}, (kind, job.findings)
+        # Its cost is said, and no other kind of finding stands beside it.
+        assert {f.kind for f in job.findings} == {FindingKind(kind)}
+        assert all(f.impact_ms is not None for f in job.findings)

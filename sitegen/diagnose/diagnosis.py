@@ -218,8 +218,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
                 )
         failed = failed_attempts(stage.stage_id, ends, stage.task_list)
         failures.extend(failed)
-        tried = len(ends) or len(stage.task_list)
-        stage_failed = failed_finding(failed, tried, facts.failed)
+        stage_failed = failed_finding(failed, facts.failed)
         if stage_failed is not None:
             impact = None if facts.failed else cost(Change(dropped=attempts.failed(stage, ends)))
             found.append(costed(stage_failed, impact, run_ms))

@@ -58,10 +58,6 @@ SKEW_Z = 0.0
 SKEW_TIME_SLACK = MODERATE
 SKEW_SLACK_SIGMAS = 2.5
 
-# Failed attempts in a job that succeeded are a warning when at least this share of a
-# stage's attempts failed (a flaky node or input), else info (a retry now and then).
-FAILED_SHARE_WARNING = 0.1
-
 # A slow executor is judged per task: each of its successful attempts against the median of
 # the other executors' attempts of the same stage, on the log scale. It is slow when its
 # median attempt is at least MODERATE times theirs and the evidence is far out: its median
