@@ -160,13 +160,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
         th.IDLE_MIN_GAP_MS,
     )
     run_ms = replay.run_ms
-    baseline: list[int] = []
-
-    def cost(change: Change) -> int:
-        if not baseline:
-            baseline.append(replay.time())
-        saved = baseline[0] - replay.time(change)
-        return min(max(0, saved), run_ms)
+    cost = replay.without
 
     timed = [stage_times(stage, ends) for stage, ends in facts.stages]
     prior = job_sigma(timed)

@@ -60,16 +60,18 @@ def inferred_slots(runs: Sequence[TaskRun]) -> dict[str, int]:
     events: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for run in runs:
         # An attempt ending at t frees its slot for one starting at t: ends sort first.
-        events[run.executor].append((run.start, 1))
-        events[run.executor].append((run.start + run.took, -1))
+        points = events[run.executor]
+        points.append((run.start, 1))
+        points.append((run.end if run.end > run.start else run.start, -1))
     slots = {}
     for name, points in events.items():
         points.sort()
         busy = most = 0
         for _, step in points:
             busy += step
-            most = max(most, busy)
-        slots[name] = max(1, most)
+            if busy > most:
+                most = busy
+        slots[name] = most or 1
     return slots
 
 
@@ -77,7 +79,9 @@ class _Timeline:
     """How many attempts ran when: free time (a slot idle) and long idle stretches, by bisection."""
 
     def __init__(self, runs: Sequence[TaskRun], slots: int, gap_min: int) -> None:
-        points = sorted(p for r in runs for p in ((r.start, 1), (r.start + r.took, -1)))
+        points = [(r.start, 1) for r in runs]
+        points += [(r.end if r.end > r.start else r.start, -1) for r in runs]
+        points.sort()
         self.slots = slots
         self.times: list[int] = []
         self.busy: list[int] = []  # attempts running from times[k] to times[k + 1]
@@ -154,6 +158,34 @@ class Replay:
         values = sorted(self.slots.values())
         return max(1, round(median(values))) if values else 1
 
+    def __post_init__(self) -> None:
+        """Index the attempts as lists once: a job is replayed several times."""
+        self._plain: int | None = None
+        runs = self.runs
+        stages = sorted({r.stage for r in runs})
+        index = {sid: k for k, sid in enumerate(stages)}
+        names = sorted(self.slots)
+        where = {name: k for k, name in enumerate(names)}
+        self._stage = [index[r.stage] for r in runs]
+        self._took = [r.end - r.start if r.end > r.start else 0 for r in runs]
+        self._executor = [where[r.executor] for r in runs]
+        self._slots = [self.slots[name] for name in names]
+        self._producers = [tuple(index[p] for p in self.producers.get(sid, ())) for sid in stages]
+        self._delay = [self.delays.get(sid, 0) for sid in stages]
+        self._idle = [self.idle_delays.get(sid, 0) for sid in stages]
+        self._count = [0] * len(stages)
+        for k in self._stage:
+            self._count[k] += 1
+        # The attempt before each one of the same task (a retry waits for it), or -1.
+        self._before = [-1] * len(runs)
+        last: dict[tuple[int, int], int] = {}
+        for n in self.order:
+            task = runs[n].task
+            if task is not None:
+                key = (runs[n].stage, task)
+                self._before[n] = last.get(key, -1)
+                last[key] = n
+
     def time(
         self,
         change: Change = NO_CHANGE,
@@ -161,49 +193,65 @@ class Replay:
         unlimited: bool = False,
     ) -> int:
         """Return the replayed run time: pinned to the recorded executors, or on ``pool`` slots."""
-        runs = self.runs
-        remaining: dict[int, int] = defaultdict(int)
-        for n in range(len(runs)):
-            if n not in change.dropped:
-                remaining[runs[n].stage] += 1
-        stage_end: dict[int, int] = {}
-        last_try: dict[tuple[int, int], int] = {}
-        heaps: dict[str, list[int]] = {}
-        shared: list[int] = [0] * pool if pool is not None else []
+        plain = change is NO_CHANGE and pool is None and not unlimited
+        if plain and self._plain is not None:
+            return self._plain  # the replay as recorded: every cost is against it
+        found = self._time(change, pool, unlimited)
+        if plain:
+            self._plain = found
+        return found
+
+    def _time(self, change: Change, pool: int | None, unlimited: bool) -> int:
+        """Replay the attempts (see ``time``)."""
+        stage_of, took, executor_of = self._stage, self._took, self._executor
+        producers, before, durations = self._producers, self._before, change.durations
+        dropped = change.dropped
+        remaining = self._count[:]
+        for n in dropped:
+            if 0 <= n < len(stage_of):
+                remaining[stage_of[n]] -= 1
+        waits = self._delay
+        if change.no_idle:
+            waits = [max(0, d - i) for d, i in zip(self._delay, self._idle, strict=True)]
+        ready: list[int | None] = [None] * len(remaining)
+        stage_end = [0] * len(remaining)
+        end_of = [0] * len(stage_of)
+        heaps = [[0] * k for k in self._slots] if pool is None else []
+        shared = [0] * pool if pool is not None else []
         pending: dict[int, list[int]] = {}
         end_all = 0
-        gaps = change.no_idle
-
-        def blocked(stage: int) -> bool:
-            return any(remaining.get(p, 0) > 0 for p in self.producers.get(stage, ()))
+        pop, push = heapq.heappop, heapq.heappush
 
         def run(n: int) -> bool:
             """Run attempt ``n``; return whether its stage has now ended."""
             nonlocal end_all
-            attempt = runs[n]
-            stage = attempt.stage
-            wait = self.delays.get(stage, 0) - (self.idle_delays.get(stage, 0) if gaps else 0)
-            ready = max((stage_end.get(p, 0) for p in self.producers.get(stage, ())), default=0)
-            ready += max(0, wait)
-            key = (stage, attempt.task) if attempt.task is not None else None
-            if key is not None:
-                ready = max(ready, last_try.get(key, 0))
-            if unlimited:
-                begin = ready
-            else:
-                heap = shared
-                if pool is None:
-                    heap = heaps.setdefault(attempt.executor, [0] * self.slots[attempt.executor])
-                begin = max(ready, heapq.heappop(heap))
-            end = begin + change.durations.get(n, attempt.took)
+            stage = stage_of[n]
+            at = ready[stage]
+            if at is None:
+                at = ready[stage] = (
+                    max((stage_end[p] for p in producers[stage]), default=0) + (waits[stage])
+                )
+            k = before[n]
+            if k >= 0 and end_of[k] > at:
+                at = end_of[k]
             if not unlimited:
-                heapq.heappush(heap, end)
-            if key is not None:
-                last_try[key] = end
-            stage_end[stage] = max(stage_end.get(stage, 0), end)
-            end_all = max(end_all, end)
+                heap = shared if pool is not None else heaps[executor_of[n]]
+                free = pop(heap)
+                if free > at:
+                    at = free
+            end = at + durations.get(n, took[n]) if durations else at + took[n]
+            if not unlimited:
+                push(heap, end)
+            end_of[n] = end
+            if end > stage_end[stage]:
+                stage_end[stage] = end
+            if end > end_all:
+                end_all = end
             remaining[stage] -= 1
             return remaining[stage] == 0
+
+        def blocked(stage: int) -> bool:
+            return any(remaining[p] > 0 for p in producers[stage])
 
         def release() -> None:
             """Run the waiting attempts of every stage whose producers have all ended."""
@@ -214,19 +262,42 @@ class Replay:
                     for n in pending.pop(stage):
                         ended = run(n) or ended
 
+        pinned = pool is None and not unlimited
         for n in self.order:
-            if n in change.dropped:
+            if dropped and n in dropped:
                 continue
-            stage = runs[n].stage
-            if stage in pending or blocked(stage):
-                pending.setdefault(stage, []).append(n)
-            elif run(n):
+            stage = stage_of[n]
+            at = ready[stage]
+            if at is None or not pinned:
+                if at is None and (stage in pending or blocked(stage)):
+                    pending.setdefault(stage, []).append(n)
+                elif run(n):
+                    release()
+                continue
+            # The usual attempt, inlined (a job is replayed several times, with 800,000
+            # attempts at most): run(n) for a pinned replay of a stage already started.
+            k = before[n]
+            if k >= 0 and end_of[k] > at:
+                at = end_of[k]
+            heap = heaps[executor_of[n]]
+            free = pop(heap)
+            if free > at:
+                at = free
+            end = at + durations.get(n, took[n]) if durations else at + took[n]
+            push(heap, end)
+            end_of[n] = end
+            if end > stage_end[stage]:
+                stage_end[stage] = end
+            if end > end_all:
+                end_all = end
+            remaining[stage] -= 1
+            if not remaining[stage]:
                 release()
         while pending:  # a cycle in a damaged DAG: run what is left, stage by stage
             for n in pending.pop(min(pending)):
                 run(n)
             release()
-        tail = self.tail - (self.idle_tail if gaps else 0)
+        tail = self.tail - (self.idle_tail if change.no_idle else 0)
         return end_all + max(0, tail)
 
     def without(self, change: Change) -> int:
@@ -252,7 +323,8 @@ def prepare(
     if ran:
         t0 = min(t0, min(r.start for r in ran))
     shifted = [
-        TaskRun(r.stage, r.task, r.executor, r.start - t0, r.start - t0 + r.took, r.ok) for r in ran
+        TaskRun(r.stage, r.task, r.executor, r.start - t0, max(r.start, r.end) - t0, r.ok)
+        for r in ran
     ]
     stages = {r.stage for r in shifted}
     producers: dict[int, list[int]] = defaultdict(list)
@@ -264,8 +336,11 @@ def prepare(
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for r in shifted:
-        first[r.stage] = min(first.get(r.stage, r.start), r.start)
-        last[r.stage] = max(last.get(r.stage, r.end), r.end)
+        sid = r.stage
+        if first.get(sid, r.start) >= r.start:
+            first[sid] = r.start
+        if last.get(sid, r.end) <= r.end:
+            last[sid] = r.end
     delays, idle_delays = {}, {}
     for stage in stages:
         ready = max((last[p] for p in producers.get(stage, ())), default=0)
@@ -337,7 +412,9 @@ def what_if(replay: Replay) -> WhatIf | None:
         return None
     n = replay.executors
     per = replay.median_slots
-    as_run = replay.time(pool=n * per)
+    # The reference is the replay as recorded (each attempt on its own executor), as for
+    # the costs: a pool of n executors of the median slots is the same when slots agree.
+    as_run = replay.time()
 
     def shifted(ms: int) -> int:
         return max(0, replay.run_ms + ms - as_run)
