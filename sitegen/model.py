@@ -14,7 +14,7 @@ from typing import Protocol, TypeVar
 
 import msgspec
 
-from sitegen.finding import Finding
+from sitegen.finding import Finding, WhatIf
 
 
 class Classification(enum.StrEnum):
@@ -163,6 +163,8 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     task_errors: list[ErrorPattern] = msgspec.field(default_factory=list)
     # A failed job's first failed task attempt: its error text (None if no attempt failed).
     root_cause: str | None = None
+    # Its run time on half, twice and unlimited executors, from a replay (None: no tasks).
+    what_if: WhatIf | None = None
 
 
 class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):

@@ -227,7 +227,11 @@ class PageRenderer:
         html = self.render("job.html", page, job=job, damaged=damaged, fragments=[job.timeline_svg])
         writer.write(page, html)
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
-        writer.write(urls.findings_file(job_id), findings_json(job_id, summary.findings))
+        regression = context.regression if context else None
+        writer.write(
+            urls.findings_file(job_id),
+            findings_json(job_id, summary.findings, summary.what_if, regression),
+        )
         writer.write(
             urls.trace_file(job_id), trace(job_id, read.tasks, [i.stage for i in job.stages])
         )
