@@ -187,11 +187,11 @@ def _fail_on(monkeypatch: pytest.MonkeyPatch, job_id: str, fail: Any) -> None:
 
     original = PageRenderer.job_pages
 
-    def job_pages(self: PageRenderer, writer: Any, read: Any, summary: Any, *rest: Any) -> None:
-        if summary.job_id == job_id:
+    def job_pages(self: PageRenderer, writer: Any, read: Any, analysis: Any, *rest: Any) -> None:
+        if analysis.summary.job_id == job_id:
             writer.write(f"jobs/{job_id}/half-written.html", b"<p>")
             fail()
-        original(self, writer, read, summary, *rest)
+        original(self, writer, read, analysis, *rest)
 
     monkeypatch.setattr(PageRenderer, "job_pages", job_pages)
 
@@ -228,16 +228,16 @@ def test_an_exception_on_one_log_is_its_problem_row(
 def test_check_reports_an_exception_on_one_log_as_its_problem(
     example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sitegen.builder.mapstep as mapstep
+    from sitegen.diagnose import analysis
 
-    original = mapstep.summarize
+    original = analysis.analyse
 
-    def summarize(read: Any, file: str) -> Any:
+    def analyse(read: Any, file: str, log_bytes: int = 0) -> Any:
         if file == "Ca05RFR.eventlog":
             raise MemoryError
-        return original(read, file)
+        return original(read, file, log_bytes)
 
-    monkeypatch.setattr(mapstep, "summarize", summarize)
+    monkeypatch.setattr(analysis, "analyse", analyse)
     result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(example_logs)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "Ca05RFR.eventlog: error: unreadable: sitegen ran out of memory" in result.output
