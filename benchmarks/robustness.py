@@ -946,9 +946,252 @@ def run_resources(args: argparse.Namespace) -> bool:
     return ok
 
 
+# ------------------------------------------------------------------------------- hostile
+
+MiB = 1 << 20
+
+
+def _tree_rss(root: int) -> tuple[int, int]:
+    """Return (RSS of the largest process, RSS of all) of ``root`` and its descendants, bytes."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo += [child for child, parent in parents.items() if parent == pid and child not in tree]
+    sizes = [rss.get(pid, 0) for pid in tree]
+    return max(sizes, default=0), sum(sizes)
+
+
+def sampled_build(logs: Path, out: Path, *extra: str) -> tuple[int, float, int, int, str]:
+    """Build in a child process, sampling memory; (exit, seconds, max RSS, sum RSS, stdout)."""
+    command = [sys.executable, "-m", "sitegen", "build", "--format", "json"]
+    command += ["--event-log-dir", str(logs), "--output", str(out), *extra]
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_one = peak_all = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_one, peak_all
+        while not done.wait(0.05):
+            one, every = _tree_rss(proc.pid)
+            peak_one, peak_all = max(peak_one, one), max(peak_all, every)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out_text, err_text = proc.communicate(timeout=900)
+    seconds = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    return proc.returncode, seconds, peak_one, peak_all, out_text + err_text
+
+
+def _stream(path: Path, kind: str, pieces: Any) -> None:
+    """Write ``pieces`` compressed (``gzip`` or ``zstd``), streaming: a bomb is never held."""
+    if kind == "gzip":
+        import zlib
+
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        with path.open("wb") as out:
+            for piece in pieces:
+                out.write(packer.compress(piece))
+            out.write(packer.flush())
+        return
+    import zstandard
+
+    with (
+        path.open("wb") as raw,
+        zstandard.ZstdCompressor(level=3, write_checksum=True).stream_writer(raw) as out,
+    ):
+        for piece in pieces:
+            out.write(piece)
+
+
+def _blocks(byte: bytes, size: int) -> Any:
+    block = byte * MiB
+    for _ in range(size // MiB):
+        yield block
+
+
+def _hostile_cases(size: int) -> list[tuple[str, str, Callable[[Path], str], tuple[str, ...]]]:
+    """(title, file name, writer of the log, extra build options) of every hostile case."""
+    job = list(generate_job(JobSpec(job_id="hostile", job_name="q", stages=2), seed=5))
+    gib = f"{size / (1 << 30):g} GiB" if size >= 1 << 30 else f"{size // MiB} MiB"
+
+    def bomb(kind: str, body: Callable[[], Any]) -> Callable[[Path], str]:
+        def make(logs: Path) -> str:
+            name = f"hostile.eventlog.{'gz' if kind == 'gzip' else 'zst'}"
+            _stream(logs / name, kind, body())
+            return name
+
+        return make
+
+    def huge_line() -> Any:
+        yield job[0]
+        yield b'{"ev":"TaskEnd","version":1,"data":"'
+        yield from _blocks(b"x", size)
+
+    def after_end() -> Any:
+        yield from job
+        yield from _blocks(b"x", size)
+
+    def blank_lines() -> Any:
+        yield from job[:-1]
+        yield from _blocks(b"\n", size // 2)
+        yield job[-1]
+        yield from _blocks(b"\n", size // 2)
+
+    def text(field: str) -> Callable[[Path], str]:
+        def make(logs: Path) -> str:
+            long = "t" * (10 * MiB)
+            lines = []
+            for line in job:
+                record = json.loads(line)
+                data = record["data"]
+                if field == "job_name" and record["ev"] in ("JobStart", "JobEnd"):
+                    if record["ev"] == "JobStart":
+                        data["job_name"] = long
+                    else:
+                        data["index"]["job_name"] = data["job"]["job_name"] = long
+                if field == "executor_id" and record["ev"] == "TaskEnd":
+                    data["executor_id"] = long
+                if field == "error" and record["ev"] == "JobEnd":
+                    data["status"] = {"Failed": long}
+                if field == "config" and record["ev"] == "JobEnd":
+                    data["config"]["datafusion.long"] = long
+                lines.append(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+            (logs / "hostile.eventlog").write_bytes(b"".join(lines))
+            return "hostile.eventlog"
+
+        return make
+
+    def collisions(logs: Path) -> str:
+        import unicodedata
+
+        for n in range(15):
+            for job_id in (f"AbC{n:04d}", f"abc{n:04d}"):
+                spec = JobSpec(job_id=job_id, job_name="q", stages=1)
+                (logs / f"{job_id}.eventlog").write_bytes(b"".join(generate_job(spec, seed=n)))
+        for n in range(15):
+            for form in ("NFC", "NFD"):
+                job_id = unicodedata.normalize(form, f"café{n}")
+                spec = JobSpec(job_id=job_id, job_name="q", stages=1)
+                (logs / f"{job_id}.eventlog").write_bytes(b"".join(generate_job(spec, seed=n)))
+        return ""
+
+    return [
+        (f"gzip bomb, one {gib} line", "gzip", bomb("gzip", huge_line), ()),
+        (f"zstd bomb, one {gib} line", "zstd", bomb("zstd", huge_line), ()),
+        (f"gzip bomb, {gib} of garbage after JobEnd", "gzip", bomb("gzip", after_end), ()),
+        (f"zstd bomb, {gib} of garbage after JobEnd", "zstd", bomb("zstd", after_end), ()),
+        (f"gzip bomb, {gib} of empty lines around JobEnd", "gzip", bomb("gzip", blank_lines), ()),
+        (f"zstd bomb, {gib} of empty lines around JobEnd", "zstd", bomb("zstd", blank_lines), ()),
+        ("10 MiB job_name", "", text("job_name"), ()),
+        ("10 MiB executor id", "", text("executor_id"), ()),
+        ("10 MiB failure message", "", text("error"), ()),
+        ("10 MiB config value", "", text("config"), ()),
+        ("30 colliding id pairs (15 by case, 15 NFC/NFD)", "", collisions, ()),
+    ]
+
+
+def run_hostile(args: argparse.Namespace) -> bool:
+    size = args.bomb_size
+    cache = ROOT / ".bench" / "hostile"
+    ok = True
+    for title, kind, make, extra in _hostile_cases(size):
+        with tempfile.TemporaryDirectory(prefix="sitegen-hostile-") as tmp:
+            logs = Path(tmp) / "logs"
+            shutil.copytree(EXAMPLE_LOG_DIR, logs)
+            key = re.sub(r"[^a-z0-9]+", "-", title.lower())
+            kept = cache / key
+            if kind and kept.is_dir():  # bombs take a while to make: made once, kept
+                name = next(p.name for p in kept.iterdir())
+                shutil.copy(kept / name, logs / name)
+            else:
+                name = make(logs)
+                if kind:
+                    kept.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(logs / name, kept / name)
+            log_bytes = sum(p.stat().st_size for p in logs.iterdir())
+            hostile = (logs / name).stat().st_size if name else log_bytes
+            site = Path(tmp) / "site"
+            rc, seconds, one, every, out = sampled_build(logs, site, "--workers", "2", *extra)
+            try:
+                report = json.loads(out.splitlines()[0])
+            except (ValueError, IndexError):
+                report = {"jobs_published": -1, "problems": []}
+            site_bytes = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+            state = site / ".sitegen-state.sqlite"
+            state_bytes = state.stat().st_size if state.is_file() else 0
+            # The examples' own site, measured once: what the hostile log adds to it.
+            base = _examples_site_bytes()
+            pages = [p for p in site.rglob("*.html") if "api" not in p.parts]
+            biggest = max((p.stat().st_size for p in pages), default=0)
+            said = [p["message"] for p in report["problems"] if p["file"] == name] if name else []
+            kinds = Counter(p["kind"] for p in report["problems"])
+            # The examples publish 25 jobs; a long-text job is one more, the colliding ids 60.
+            expected = 25 if kind else (26 if name else 85)
+            published = report["jobs_published"]
+            added = site_bytes - base
+            met = (
+                rc == 0
+                and "Traceback" not in out
+                and one < 1 << 30
+                and (published >= expected if kind else published == expected)
+                and (biggest < 2_000_000)
+                and (kind != "" or added <= 4 * hostile + 200_000 * (30 if not name else 1))
+                and seconds < 60
+            )
+            ok = ok and met
+            detail = f"; {said[0][:90]}" if said else ""
+            if not name:
+                detail = f"; {kinds['id-collision']} id-collision warnings"
+            print(
+                f"hostile: {title} ({hostile / 1e3:,.0f} KB on disk): exit {rc}, {seconds:.1f} s, "
+                f"peak RSS {one / MiB:,.0f} MB largest process / {every / MiB:,.0f} MB all, "
+                f"{published} jobs published, site +{added / 1e6:,.2f} MB "
+                f"({added / hostile:.2f} bytes a log byte; state {state_bytes / 1e6:,.1f} MB), "
+                f"largest page {biggest / 1e3:,.0f} KB{detail}: {'met' if met else 'NOT met'}"
+            )
+    print(
+        f"hostile: targets (exit 0, others published, < 1 GiB a process, < 60 s, pages < 2 MB, "
+        f"site <= 4x the log + 200 KB): {'met' if ok else 'NOT met'}"
+    )
+    return ok
+
+
+_EXAMPLES_SITE: list[int] = []
+
+
+def _examples_site_bytes() -> int:
+    """Return the bytes of the examples' site built alone (once)."""
+    if not _EXAMPLES_SITE:
+        with tempfile.TemporaryDirectory(prefix="sitegen-hostile-") as tmp:
+            site = Path(tmp) / "site"
+            subprocess.run(
+                [sys.executable, "-m", "sitegen", "build", "-q", "--event-log-dir",
+                 str(EXAMPLE_LOG_DIR), "--output", str(site), "--workers", "2"],
+                check=True,
+            )  # fmt: skip
+            _EXAMPLES_SITE.append(sum(p.stat().st_size for p in site.rglob("*") if p.is_file()))
+    return _EXAMPLES_SITE[0]
+
+
 # --------------------------------------------------------------------------------- main
 
-PARTS = ("fuzz", "xss", "kill", "resources")
+PARTS = ("fuzz", "xss", "kill", "resources", "hostile")
 
 
 def main() -> int:
@@ -966,6 +1209,9 @@ def main() -> int:
     parser.add_argument("--kill-points", type=int, default=20)
     parser.add_argument("--kill-logs", type=int, default=None)
     parser.add_argument("--scale", type=float, default=None, help="Resource case sizes, 0..1.")
+    parser.add_argument(
+        "--bomb-size", type=int, default=None, help="Bytes a hostile bomb inflates to."
+    )
     args = parser.parse_args()
     if args.fuzz_seconds is None:
         args.fuzz_seconds = 5.0 if args.quick else 3600.0
@@ -975,8 +1221,15 @@ def main() -> int:
         args.kill_logs = 8 if args.quick else 60
     if args.scale is None:
         args.scale = 0.01 if args.quick else 1.0
+    if args.bomb_size is None:
+        args.bomb_size = 512 * MiB if args.quick else 10 << 30
     runners: dict[str, Callable[[argparse.Namespace], bool]] = {"fuzz": run_fuzz}
-    for name, runner in (("xss", "run_xss"), ("kill", "run_kill"), ("resources", "run_resources")):
+    for name, runner in (
+        ("xss", "run_xss"),
+        ("kill", "run_kill"),
+        ("resources", "run_resources"),
+        ("hostile", "run_hostile"),
+    ):
         if runner in globals():
             runners[name] = globals()[runner]
     ok = True

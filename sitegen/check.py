@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,10 @@ from sitegen.diagnose import gate
 from sitegen.diagnose.insights import all_findings
 from sitegen.diagnose.recurring import all_regressions
 from sitegen.eventlog.classify import Candidate, duplicates, judge
+from sitegen.eventlog.collisions import id_collisions
 from sitegen.eventlog.discover import LogDirs, as_log_dirs, discover_all
+from sitegen.eventlog.failure import failure_message
+from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.model import (
     Classification,
@@ -69,11 +73,33 @@ class CheckReport:
         return self.ok and not self.reasons
 
 
-def check_log(log: LogFile) -> CheckedLog:
-    """Read, judge and analyse one log exactly as the build's map step does."""
+def check_log(log: LogFile, limits: LogLimits = DEFAULT_LIMITS) -> CheckedLog:
+    """Read, judge and analyse one log exactly as the build's map step does.
+
+    Whatever goes wrong with one log (``MemoryError`` too) is that log's problem.
+    """
+    try:
+        return _check_log(log, limits)
+    except Exception as exc:  # the reader says why a file cannot be read: this is a crash
+        return _failed(log, failure_message(exc))
+
+
+def _failed(log: LogFile, why: str) -> CheckedLog:
+    """Return what checking a log found when reading or analysing it failed (``why``)."""
+    problem = Problem(ProblemKind.UNREADABLE, log.key, why, None, log.name_id)
+    return CheckedLog(log.key, Classification.UNREADABLE, [problem], None)
+
+
+def _killed(log: LogFile, how: str) -> CheckedLog:
+    """Return what checking a log found when its worker process died (``how``)."""
+    return _failed(log, f"the process reading this log was {how}")
+
+
+def _check_log(log: LogFile, limits: LogLimits) -> CheckedLog:
+    """Do ``check_log``'s work."""
     from sitegen.eventlog.reader import read_log, refused  # not for `sitegen build`'s summary
 
-    read = refused(log.path, log.skip) if log.skip else read_log(log.path)
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path, limits=limits)
     verdict = judge(log, read)
     candidate = summary = None
     if verdict.job_id is not None and read.job_end is not None:
@@ -84,9 +110,10 @@ def check_log(log: LogFile) -> CheckedLog:
     return CheckedLog(log.key, read.classification, verdict.problems, candidate, summary)
 
 
-def _check_all(logs: Sequence[LogFile], workers: int | None) -> list[CheckedLog]:
+def _check_all(logs: Sequence[LogFile], workers: int | None, limits: LogLimits) -> list[CheckedLog]:
     """Check every log, in parallel when it pays (reading dominates)."""
-    with pool_map(check_log, logs, workers) as checked:
+    one = functools.partial(check_log, limits=limits)
+    with pool_map(one, logs, workers, killed=_killed) as checked:
         return list(checked)
 
 
@@ -95,6 +122,7 @@ def check(
     workers: int | None = None,
     follow_links: bool = False,
     fail_on: frozenset[str] = frozenset(),
+    limits: LogLimits = DEFAULT_LIMITS,
 ) -> CheckReport:
     """Check every log in ``log_dirs`` and write nothing anywhere.
 
@@ -102,17 +130,23 @@ def check(
     of a job name has one.
     """
     dirs = list(as_log_dirs(log_dirs))
-    checked = _check_all(discover_all(dirs, follow_links), workers)
+    checked = _check_all(discover_all(dirs, follow_links), workers, limits)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():
         checked[index].problems.append(problem)
+    published = [
+        (c.candidate.job_id, c.file)
+        for i, c in enumerate(checked)
+        if c.candidate and i not in losers
+    ]
+    collisions = id_collisions(published)
     counts = Counter(str(c.classification) for c in checked)
     jobs = [c.summary for i, c in enumerate(checked) if c.summary and i not in losers]
     return CheckReport(
         log_dirs=dirs,
         logs=len(checked),
         classifications={str(k): counts[str(k)] for k in Classification},
-        problems=[p for c in checked for p in c.problems],
+        problems=[p for c in checked for p in c.problems] + collisions,
         publishable=sum(1 for i, c in enumerate(checked) if c.candidate and i not in losers),
         jobs=jobs,
         fail_on=fail_on,

@@ -105,6 +105,18 @@ WORKERS = click.option(
     default=None,
     help="Processes that read logs. [default: CPU count]",
 )
+MAX_LOG_SIZE = click.option(
+    "--max-log-size",
+    type=Size(),
+    default="4GiB",
+    help="The most one log may hold once decompressed; a log past it is reported, not read.",
+)
+MAX_LINE_SIZE = click.option(
+    "--max-line-size",
+    type=Size(),
+    default="256MiB",
+    help="The most one line of a log may hold; a log with a longer line is reported.",
+)
 FORMAT = click.option(
     "--format",
     "fmt",
@@ -120,6 +132,8 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
         CONFIG,
         LOG_DIRS,
         FOLLOW_LINKS,
+        MAX_LOG_SIZE,
+        MAX_LINE_SIZE,
         click.option(
             "--output",
             type=_PATH,
@@ -200,8 +214,14 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
 
 
 def _log_dirs(given: tuple[Path, ...]) -> tuple[Path, ...]:
-    """Return the log dirs given, or the bundled example logs when none was."""
-    return given or (EXAMPLE_LOG_DIR,)
+    """Return the log dirs to read (the bundled example logs when none was given), each once."""
+    from sitegen.eventlog.discover import distinct_dirs
+
+    kept, dropped = distinct_dirs(given or (EXAMPLE_LOG_DIR,))
+    for again, first in dropped:
+        same = "is named twice" if again == first else f"is the same directory as {first}"
+        click.echo(f"Warning: event-log dir {again} {same}: read once.", err=True)
+    return tuple(kept)
 
 
 def _options(log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
@@ -434,6 +454,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @CONFIG
 @LOG_DIRS
 @FOLLOW_LINKS
+@MAX_LOG_SIZE
+@MAX_LINE_SIZE
 @WORKERS
 @FORMAT
 @click.option(
@@ -447,6 +469,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 def check_command(
     log_dirs: tuple[Path, ...],
     follow_links: bool,
+    max_log_size: int,
+    max_line_size: int,
     workers: int | None,
     fmt: str,
     fail_on: str | None,
@@ -465,10 +489,12 @@ def check_command(
     """
     from sitegen.check import check, check_json, check_lines
     from sitegen.diagnose.gate import parse_kinds
+    from sitegen.eventlog.limits import LogLimits
 
     try:
         kinds = parse_kinds(fail_on) if fail_on is not None else frozenset()
-        report = check(_log_dirs(log_dirs), workers, follow_links, kinds)
+        limits = LogLimits(max_log_size, max_line_size)
+        report = check(_log_dirs(log_dirs), workers, follow_links, kinds, limits)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc

@@ -14,7 +14,7 @@ from typing import Protocol, TypeVar
 
 import msgspec
 
-from sitegen.finding import Finding
+from sitegen.finding import Finding, WhatIf
 
 
 class Classification(enum.StrEnum):
@@ -40,6 +40,8 @@ class ProblemKind(enum.StrEnum):
     DUPLICATE_ID = "duplicate-id"
     ID_MISMATCH = "id-mismatch"
     UNREADABLE_NOTE = "unreadable-note"
+    DAMAGED_LINES = "damaged-lines"
+    ID_COLLISION = "id-collision"
 
 
 class ProblemSeverity(enum.StrEnum):
@@ -63,6 +65,10 @@ SEVERITY = {
     ProblemKind.DUPLICATE_ID: ProblemSeverity.ERROR,
     ProblemKind.ID_MISMATCH: ProblemSeverity.WARNING,
     ProblemKind.UNREADABLE_NOTE: ProblemSeverity.WARNING,
+    # Published without the lines that did not decode; published beside a job whose id
+    # differs only by case or Unicode normalisation.
+    ProblemKind.DAMAGED_LINES: ProblemSeverity.WARNING,
+    ProblemKind.ID_COLLISION: ProblemSeverity.WARNING,
     ProblemKind.INCOMPLETE: ProblemSeverity.NOTE,
 }
 
@@ -157,6 +163,8 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     task_errors: list[ErrorPattern] = msgspec.field(default_factory=list)
     # A failed job's first failed task attempt: its error text (None if no attempt failed).
     root_cause: str | None = None
+    # Its run time on half, twice and unlimited executors, from a replay (None: no tasks).
+    what_if: WhatIf | None = None
 
 
 class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):

@@ -90,3 +90,19 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert set(ratios) == {"3/1", "3/2", "4/3", "5/3"}
     assert all(float(v) > 0 for v in ratios.values())
     assert lines[-4].startswith("3/1")
+
+
+def test_findings_benchmark_smoke_run() -> None:
+    """A few seconds of benchmarks/findings.py (the full run judges the targets)."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/findings.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"^healthy jobs: 40; with a warning or worse [0-9.]+%", run.stdout, re.M)
+    assert re.search(r"^planted anomalies: 24; recall of those costing", run.stdout, re.M)
+    assert re.search(r"^steady runs: 250 in 10 series", run.stdout, re.M)
+    assert re.search(r"^sustained 1.8x shifts: 10; flagged within 2 runs", run.stdout, re.M)
+    assert "smoke run in" in run.stdout

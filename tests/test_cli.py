@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sitegen import __version__
 from sitegen.builder.pipeline import BuildReport
 from sitegen.cli import cli
+from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import MANIFEST_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,6 +191,17 @@ def test_base_url_makes_the_404_page_link_absolutely(tmp_path: Path, example_log
     assert bad.exit_code == 2
     assert bad.output.splitlines()[-1] == (
         "Error: Invalid value for '--base-url' (env var: 'SITEGEN_BASE_URL'): base URL 'x y' "
-        "must be an absolute path (/history/) or an http(s) URL, without spaces, query or fragment"
+        "must be a path starting with a single / (/history/) or an http(s) URL, without spaces, "
+        "backslashes, query or fragment"
     )
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["//evil.example/", "//evil.example", "/\\evil.example/", "https://a\\b/", "x/"]
+)
+def test_a_base_url_that_would_lead_to_another_host_is_refused(tmp_path: Path, url: str) -> None:
+    args = ["build", "--event-log-dir", str(EXAMPLE_LOG_DIR), "--output", str(tmp_path / "b")]
+    bad = CliRunner().invoke(cli, [*args, "--base-url", url])
+    assert bad.exit_code == 2 and "must be a path starting with a single /" in bad.output
     assert not (tmp_path / "b").exists()

@@ -42,19 +42,47 @@ def test_straggler_with_typical_input() -> None:
     assert finding.value == 30.0
     assert finding.message == (
         "Task 5 of stage 2 ran 30.0 s, 30x the stage's median of 1.0 s, on exec-1; its input "
-        "(498K rows) was typical for the stage: a slow task, not skewed data."
+        "(498K rows) was typical for the stage: a slow task, not skewed data. This cost about "
+        "29.0 s of the job's 31.0 s run."
     )
+    # Replayed at the stage's median (1 s), the job ends 29 s earlier.
+    assert finding.impact_ms == 29_000
     # The stage page's row of task 5 (position 5 of stage 2's list) and its timeline bar.
     assert found.flagged_rows == {2: {5: FindingKind.STRAGGLER}}
     assert found.task_rows == {(2, 5): 5}
     assert len(found.straggler_attempts) == 1
 
 
-def test_straggler_severity_follows_the_bands() -> None:
+def test_straggler_severity_follows_the_bands_weighed_by_cost() -> None:
+    # A long second stage: the straggler of stage 1 costs its excess, a small share of the run.
     for took, grade in ((2_500, FindingSeverity.INFO), (5_000, FindingSeverity.WARNING)):
         tasks = uniform(1, 12)
         tasks[3] = T(3, "exec-4", took)
-        assert only(diagnosed(Job("bands", {1: tasks})), FindingKind.STRAGGLER).severity is grade
+        job = Job("bands", {1: tasks, 2: uniform(2, 4, took=60_000, start=20)}, edges=[(1, 2)])
+        finding = only(diagnosed(job), FindingKind.STRAGGLER)
+        assert finding.severity is grade
+        assert finding.impact_ms == took - 1_000
+    # Alone in its job, the 2.5x straggler cost 60% of the run: a warning, not info.
+    tasks = uniform(1, 12)
+    tasks[3] = T(3, "exec-4", 2_500)
+    finding = only(diagnosed(Job("bands", {1: tasks})), FindingKind.STRAGGLER)
+    assert (finding.severity, finding.impact_ms) == (FindingSeverity.WARNING, 1_500)
+
+
+def test_cost_caps_and_raises_severity() -> None:
+    run = 100_000
+    # Under 5% of the run and under 1 s: info at most, whatever the ratio.
+    assert th.weighed(FindingSeverity.CRITICAL, 999, run) is FindingSeverity.INFO
+    assert (
+        th.weighed(FindingSeverity.CRITICAL, 999, 10_000) is FindingSeverity.WARNING
+    )  # 10% of its run
+    # Critical needs a quarter of the run.
+    assert th.weighed(FindingSeverity.CRITICAL, 24_000, run) is FindingSeverity.WARNING
+    assert th.weighed(FindingSeverity.CRITICAL, 25_000, run) is FindingSeverity.CRITICAL
+    # A fifth of the run (and a second) is a warning at least.
+    assert th.weighed(FindingSeverity.INFO, 20_000, run) is FindingSeverity.WARNING
+    assert th.weighed(FindingSeverity.INFO, 19_000, run) is FindingSeverity.INFO
+    assert th.weighed(FindingSeverity.WARNING, None, run) is FindingSeverity.WARNING
 
 
 def test_small_differences_never_fire() -> None:
@@ -88,17 +116,37 @@ def test_more_rows_that_do_not_explain_the_time_is_a_straggler() -> None:
     assert "was 2.0x the stage's median, too little to explain it" in finding.message
 
 
-def test_slow_tasks_of_a_stage_on_one_executor_are_one_finding() -> None:
+def test_an_executor_with_more_tasks_at_normal_speed_is_not_slow() -> None:
+    # Two of exec-2's six tasks are slow: its median task is as fast as the others'.
     tasks = uniform(1, 24, executors=4)
-    for n in (1, 5):  # two of exec-2's six tasks: its median task is as fast as the others'
+    for n in (1, 5):
         tasks[n] = T(n, "exec-2", 9_000)
     found = diagnosed(Job("one-node", {1: tasks}))
-    assert kinds(found) == [FindingKind.SLOW_EXECUTOR]
-    finding = found.findings[0]
-    assert (finding.stage_id, finding.task_id, finding.executor_id) == (1, None, "exec-2")
-    assert finding.message.startswith("Every slow task of stage 1 ran on exec-2: 2 tasks at 9.0x")
-    assert found.flagged_rows == {1: dict.fromkeys((1, 5), FindingKind.SLOW_EXECUTOR)}
-    assert found.straggler_attempts == set()
+    assert kinds(found) == [FindingKind.STRAGGLER, FindingKind.STRAGGLER]
+    assert {f.executor_id for f in found.findings} == {"exec-2"}
+    assert found.flagged_rows == {1: dict.fromkeys((1, 5), FindingKind.STRAGGLER)}
+    # An executor that ran most of a stage's tasks, at normal speed, with slow tasks of
+    # others' besides: never a slow executor, however many slow tasks landed on it.
+    busy = [T(n, "exec-1" if n % 4 else f"exec-{n % 3 + 2}", 1_000) for n in range(40)]
+    for n in (4, 8, 12):
+        busy[n] = T(n, "exec-1", 9_000)
+    busy[1] = T(1, "exec-2", 9_000)
+    found = diagnosed(Job("busy-node", {1: busy}))
+    assert FindingKind.SLOW_EXECUTOR not in kinds(found)
+
+
+def test_slow_executor_in_one_stage() -> None:
+    def stage(sid: int, slow: bool) -> list[T]:
+        return [
+            T(sid * 100 + n, f"exec-{n % 4 + 1}", 4_000 if slow and n % 4 == 2 else 1_000)
+            for n in range(16)
+        ]
+
+    job = Job("stage-node", {1: stage(1, True), 2: stage(2, False), 3: stage(3, False)},
+              edges=[(1, 2), (2, 3)])  # fmt: skip
+    finding = only(diagnosed(job), FindingKind.SLOW_EXECUTOR)
+    assert (finding.stage_id, finding.executor_id) == (1, "exec-3")
+    assert finding.impact_ms == 3_000
 
 
 def test_slow_executor_across_stages() -> None:
@@ -113,7 +161,9 @@ def test_slow_executor_across_stages() -> None:
     assert (finding.stage_id, finding.task_id, finding.executor_id) == (None, None, "exec-3")
     assert finding.value == 4.0
     assert finding.severity is FindingSeverity.WARNING
-    assert "each of the 2 stages it shared with them" in finding.message
+    assert "in the 2 stages it shared with them" in finding.message
+    # Its tasks at the others' speed: each stage 3 s shorter.
+    assert finding.impact_ms == 6_000
 
 
 def test_one_executor_is_never_a_slow_executor() -> None:
@@ -134,10 +184,13 @@ def test_failed_attempts_grouped_by_error() -> None:
     finding = only(found, FindingKind.FAILED_ATTEMPTS)
     assert (finding.stage_id, finding.task_id, finding.executor_id) == (2, None, None)
     assert finding.value == 3
-    assert finding.severity is FindingSeverity.WARNING  # 3 of 13 attempts, and the job succeeded
+    # 3 of 13 attempts, but they cost 70 ms of a 2 s run: info, however many failed.
+    assert finding.severity is FindingSeverity.INFO
+    assert finding.impact_ms == 70
     assert finding.message == (
         "3 task attempts of stage 2 failed on exec-2, exec-3: 2× ExecutionError: disk full; "
-        "1× ExecutionError: connection reset. Retries succeeded; they cost time."
+        "1× ExecutionError: connection reset. Retries succeeded. This cost about 70 ms of the "
+        "job's 2.0 s run."
     )
     assert found.root_cause is None
 
@@ -152,6 +205,7 @@ def test_failed_job_is_critical_and_names_the_first_failure() -> None:
     finding = only(found, FindingKind.FAILED_ATTEMPTS)
     assert finding.severity is FindingSeverity.CRITICAL
     assert finding.message.endswith("The job failed.")
+    assert finding.impact_ms is None  # they cost the job, not time
     cause = found.root_cause
     assert cause is not None
     assert (cause.stage_id, cause.task_id, cause.executor_id) == (2, 8, "exec-4")
@@ -163,15 +217,22 @@ def test_queued() -> None:
     finding = only(found, FindingKind.QUEUED)
     assert finding.severity is FindingSeverity.CRITICAL  # 65 s from submission for a 5 s run
     assert finding.message.startswith("The job waited 1 min 0 s in the queue and then ran 5.0 s")
-    short = diagnosed(Job("short-wait", {1: uniform(1, 4, took=100)}, queued_ms=4_000))
-    assert short.findings == []  # 40x its run, but under QUEUED_MIN_MS
+    assert finding.impact_ms == 60_000
+    assert finding.message.endswith(
+        "This cost about 1 min 0 s of the job's 1 min 5 s time from submission."
+    )
+    short = diagnosed(Job("short-wait", {1: uniform(1, 4, took=100)}, queued_ms=900))
+    assert short.findings == []  # 9x its run, but under QUEUED_MIN_MS
+    share = diagnosed(Job("small-share", {1: uniform(1, 4, took=20_000)}, queued_ms=1_500))
+    assert share.findings == []  # 1.5 s of 21.5 s: under QUEUED_MIN_SHARE
 
 
 def test_idle() -> None:
-    job = Job("idle", {1: uniform(1, 4), 2: uniform(2, 4, start=10)}, gap_ms=20_000)
+    job = Job("idle", {1: uniform(1, 4), 2: uniform(2, 4, start=10)}, [(1, 2)], gap_ms=20_000)
     finding = only(diagnosed(job), FindingKind.IDLE)
     assert finding.severity is FindingSeverity.CRITICAL  # 22 s run, 2 s of it running tasks: 11x
     assert finding.message.startswith("No task was running for 20.0 s of the job's 22.0 s run")
+    assert finding.impact_ms == 20_000
 
 
 def test_critical_path_follows_the_producer_that_ended_last() -> None:

@@ -61,8 +61,15 @@ def test_findings_json_beside_the_pages(site: tuple[Path, BuildReport, Path]) ->
         "executor_id": "exec-1",
         "value": 30.0,
         "message": "Task 5 of stage 2 ran 30.0 s, 30x the stage's median of 1.0 s, on exec-1; "
-        "its input (498K rows) was typical for the stage: a slow task, not skewed data.",
+        "its input (498K rows) was typical for the stage: a slow task, not skewed data. This "
+        "cost about 29.0 s of the job's 32.0 s run.",
+        "impact_ms": 29_000,
     }
+    # The what-if: the 5 executors as recorded (the hostile one too), from a replay.
+    what = data["what_if"]
+    assert set(what) == {"executors", "floor_ms", "half_ms", "double_ms"}
+    assert what["executors"] == 5
+    assert what["floor_ms"] <= what["double_ms"] <= what["half_ms"]
     assert (second["kind"], second["severity"], second["executor_id"]) == (
         "failed-attempts",
         "info",  # one failed attempt of 21, in a job that succeeded
@@ -182,9 +189,34 @@ def test_slow_executor_links_to_its_timeline_lane(site: tuple[Path, BuildReport,
     ]
 
 
+def test_findings_json_lists_the_runs_regression(example_site: tuple[Path, BuildReport]) -> None:
+    out, report = example_site
+    latest = max(
+        (j for j in report.jobs if j.job_name == "nightly-etl"), key=lambda j: j.start_time
+    )
+    data = json.loads((out / f"jobs/{latest.job_id}/findings.json").read_bytes())
+    (regression,) = [f for f in data["findings"] if f["kind"] == "regression"]
+    assert regression["impact_ms"] is None
+    page = (out / f"jobs/{latest.job_id}/index.html").read_text()
+    assert "More executors</dt><dd>With twice the executors" in page
+
+
 def test_bundled_failed_example_has_its_straggler(example_site: tuple[Path, BuildReport]) -> None:
     out, _ = example_site
     data = json.loads((out / f"jobs/{FAILED_JOB}/findings.json").read_bytes())
     slow = [f for f in data["findings"] if f["kind"] in ("straggler", "data-skew")]
     assert [(f["kind"], f["stage_id"], f["task_id"]) for f in slow] == [("straggler", 1, 0)]
     assert "ran 2.2 s, 9.3x the stage's median of 242 ms" in slow[0]["message"]
+
+
+def test_the_examples_show_one_job_per_kind(example_site: tuple[Path, BuildReport]) -> None:
+    from sitegen.examples.generator import PLANTED
+
+    _, report = example_site
+    by_id = {j.job_id: j for j in report.jobs}
+    for kind, _ in PLANTED:
+        job = by_id[f"planted-{kind}"]
+        assert kind in {f.kind for f in job.findings}, (kind, job.findings)
+        # Its cost is said, and no other kind of finding stands beside it.
+        assert {f.kind for f in job.findings} == {FindingKind(kind)}
+        assert all(f.impact_ms is not None for f in job.findings)

@@ -33,7 +33,7 @@ TEMPLATE_LOOP = """\
 <td class="num" data-v="{{ job.completed_stages }}">{{ job.completed_stages }}/{{ job.num_stages }}</td>
 <td class="num" data-v="{{ job.tasks }}">{{ job.tasks|number }}</td>
 {% set fs = job.findings + ([extra[job.job_id]] if job.job_id in extra else []) %}
-{% if fs %}{% set w = fs|map(attribute="severity")|map(attribute="rank")|max %}{% set word = (fs|selectattr("severity.rank", "equalto", w)|first).severity %}<td data-v="{{ (w + 1) * 1000000 + fs|length }}"><span class="severity {{ word }}">{{ fs|length }} {{ word }}</span></td>{% else %}<td data-v="0"></td>{% endif +%}
+{% if fs %}{% set w = fs|map(attribute="severity")|map(attribute="rank")|max %}{% set word = (fs|selectattr("severity.rank", "equalto", w)|first).severity %}{% set cost = fs|map(attribute="impact_ms")|map("default", 0, true)|max %}<td data-v="{{ cost * 10 + w + 1 }}"><span class="severity {{ word }}">{{ fs|length }} {{ word }}</span></td>{% else %}<td data-v="0"></td>{% endif +%}
 <td data-v="{{ job.start_time }}"><time datetime="{{ job.start_time|timestamp_ms }}">{{ job.start_time|timestamp }}</time></td>
 {% if job.end_time >= job.start_time %}<td class="num" data-v="{{ job.end_time - job.start_time }}">{{ (job.end_time - job.start_time)|duration }}</td>{% else %}<td class="num">—</td>{% endif %}
 </tr>
@@ -83,6 +83,7 @@ findings = st.builds(
     st.none(),
     st.floats(0, 100),
     text,
+    st.none() | st.integers(0, 10**9),
 )
 
 

@@ -92,3 +92,15 @@ def test_resource_cases_finish_and_say_what_they_cut(case: str, resources_out: s
 @pytest.fixture(scope="module")
 def resources_out() -> str:
     return _run("resources")
+
+
+@pytest.mark.slow
+def test_hostile_logs_never_take_a_build_down() -> None:
+    out = _run("hostile")
+    lines = [line for line in out.splitlines() if line.startswith("hostile: ")]
+    assert len(lines) == 12, out
+    assert all(line.endswith(": met") for line in lines), out
+    bombs = [line for line in lines if " bomb, " in line]
+    assert len(bombs) == 6 and all("exit 0" in line for line in bombs)
+    assert sum("line 2 is longer than 256 MiB" in line for line in bombs) == 2
+    assert "30 id-collision warnings" in out

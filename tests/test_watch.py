@@ -310,6 +310,7 @@ def test_running_logs_are_judged_again_on_the_timer(tmp_path: Path) -> None:
 def test_a_finished_log_written_publishes_at_once(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
+
     def drop() -> None:
         write(logs / "done001.eventlog", job_lines("done001"))
 

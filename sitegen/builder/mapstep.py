@@ -7,6 +7,7 @@ only when there is work to do: a build with nothing to do starts fast.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
@@ -19,13 +20,22 @@ from sitegen.diagnose.analysis import analyse
 from sitegen.diagnose.failures import failure_rows
 from sitegen.diagnose.insights import ranked
 from sitegen.diagnose.recurring import RunContext, failed, succeeded
+from sitegen.errors import SitegenError
 from sitegen.eventlog.classify import judge
+from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.eventlog.notes import read_note
 from sitegen.eventlog.rawlog import gzip_chunks, hold
 from sitegen.eventlog.reader import LogRead, read_log, refused
 from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir
-from sitegen.model import Classification, JobSummary, RunningJob, is_failed
+from sitegen.model import (
+    Classification,
+    JobSummary,
+    Problem,
+    ProblemKind,
+    RunningJob,
+    is_failed,
+)
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, urls
 from sitegen.render.pages import PageRenderer
@@ -88,8 +98,11 @@ def part_dir(staging: Path, n: int) -> Path:
     return staging / PARTS_DIR / str(n)
 
 
-def _claim(staging: Path, roots: list[str], part: Path) -> Path:
-    """Return where to write a job: the staging dir, or the log's part dir if taken."""
+def _claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> Path:
+    """Return where to write a job: the staging dir, or the log's part dir if taken.
+
+    What it takes is added to ``claimed``, so a log whose map step fails leaves nothing.
+    """
     # Writing in place when this log is first to claim the job's directories (nearly
     # always) saves making, moving and removing a part directory per job; the part dir is
     # only for a second log with the same job id, for the reduce to sort out.
@@ -100,9 +113,43 @@ def _claim(staging: Path, roots: list[str], part: Path) -> Path:
         except FileExistsError:
             for directory in reversed(made):
                 os.rmdir(directory)  # still empty: nothing was written yet
+            claimed.append(part)
             return part
         made.append(staging / root)
+        claimed.append(staging / root)
+    _mark_claim(part, roots)
     return staging
+
+
+CLAIMED = ".claimed"
+
+
+def _mark_claim(part: Path, roots: list[str]) -> None:
+    """Note which staging directories log ``part`` claimed (outside the site, in PARTS_DIR).
+
+    A worker killed mid-job leaves them half-written; ``forget_claim`` removes them before
+    the log is mapped again.
+    """
+    marker = part.parent / f"{part.name}{CLAIMED}"
+    try:
+        marker.write_text("\n".join(roots))
+    except FileNotFoundError:
+        part.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("\n".join(roots))
+
+
+def forget_claim(task: Task) -> None:
+    """Remove what a dead worker left of one log's job: its claimed dirs and its part dir."""
+    _, staging, part, *_ = task
+    marker = part.parent / f"{part.name}{CLAIMED}"
+    try:
+        roots = marker.read_text().splitlines()
+    except FileNotFoundError:
+        roots = []
+    for root in roots:
+        shutil.rmtree(staging / root, ignore_errors=True)
+    marker.unlink(missing_ok=True)
+    shutil.rmtree(part, ignore_errors=True)
 
 
 def process_log(
@@ -114,10 +161,55 @@ def process_log(
 ) -> tuple[LogOutcome, bool]:
     """Map step: read one log and write that job's files; say whether they went to ``part``.
 
-    ``context`` is what the reduce step knows of the other runs of the job's name.
+    ``context`` is what the reduce step knows of the other runs of the job's name. Whatever
+    goes wrong with one log (``MemoryError`` and ``RecursionError`` too) is that log's
+    problem: it is reported, and what was written of it is removed.
     """
-    held = None if log.skip else hold(log.path, log.size)
-    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held)
+    claimed: list[Path] = []
+    try:
+        return _process_log(log, staging, part, pages, context, claimed)
+    except Exception as exc:
+        cause = exc
+        if isinstance(exc, OSError | SitegenError):
+            # The system (a full disk) or the operator (a broken template) stops the build;
+            # a template that ran out of stack on this log's content does not.
+            if not isinstance(exc.__cause__, MemoryError | RecursionError):
+                raise
+            cause = exc.__cause__
+        for directory in claimed:
+            shutil.rmtree(directory, ignore_errors=True)
+        return failed_outcome(log, failure_message(cause)), False
+
+
+def failed_outcome(log: LogFile, why: str) -> LogOutcome:
+    """Return the outcome of a log whose map step failed: an unreadable log, saying why."""
+    problem = Problem(ProblemKind.UNREADABLE, log.key, why, None, log.name_id)
+    return LogOutcome(
+        file=log.key,
+        classification=Classification.UNREADABLE,
+        problems=[problem],
+        sha256=log_digest(log.path) if not log.skip else "",
+    )
+
+
+def killed_outcome(task: Task, how: str) -> tuple[LogOutcome, bool]:
+    """Return the outcome of a log whose worker process died (``how``) while mapping it."""
+    forget_claim(task)
+    return failed_outcome(task[0], f"the process reading this log was {how}"), False
+
+
+def _process_log(
+    log: LogFile,
+    staging: Path,
+    part: Path,
+    pages: PageRenderer,
+    context: RunContext | None,
+    claimed: list[Path],
+) -> tuple[LogOutcome, bool]:
+    """Do ``process_log``'s work; what it makes in the staging dir is added to ``claimed``."""
+    limits = pages.limits
+    held = None if log.skip or log.size > limits.max_log_bytes else hold(log.path, log.size)
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held, limits)
     verdict = judge(log, read)
     outcome = LogOutcome(
         file=log.key,
@@ -133,7 +225,7 @@ def process_log(
     analysis = analyse(read, outcome.file, log.size)
     summary = analysis.summary
     roots = job_roots(pages, job_id)
-    target = _claim(staging, roots, part)
+    target = _claim(staging, roots, part, claimed)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
@@ -227,7 +319,7 @@ def map_logs(
     # Each log's arguments are made as its chunk is submitted: a list of them for every log
     # lived as long as the build (6 MB of a full build at 100,000 logs).
     tasks = _Tasks(logs, which, staging, pages, contexts or {})
-    with pool_map(_process_star, tasks, workers, pool) as outcomes:
+    with pool_map(_process_star, tasks, workers, pool, killed_outcome, forget_claim) as outcomes:
         for n, (outcome, parted) in zip(which, outcomes, strict=True):
             on_result(n, outcome, parted)
             if progress:

@@ -11,6 +11,7 @@ from sitegen.builder.retention import parse_age
 from sitegen.builder.state.store import open_published
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import as_log_dirs
+from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.render import urls
@@ -53,6 +54,9 @@ class BuildOptions:
     # its final name when the job ends, and never writes it again): when the log dirs list the
     # same names as last time and no unfinished log changed, nothing did (no stat of each).
     trust_finished_logs: bool = True
+    # The most one log may hold once decompressed, and one of its lines (eventlog/limits.py).
+    max_log_size: int = MAX_LOG_BYTES
+    max_line_size: int = MAX_LINE_BYTES
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""

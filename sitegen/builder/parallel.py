@@ -9,10 +9,10 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
+    from concurrent.futures import Executor, Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -76,23 +76,36 @@ def early_pool(workers: int | None) -> Iterator[Executor | None]:
 
 @contextlib.contextmanager
 def pool_map(
-    fn: Callable[[T], R], items: Sequence[T], workers: int | None, pool: Executor | None = None
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    workers: int | None,
+    pool: Executor | None = None,
+    killed: Callable[[T, str], R] | None = None,
+    forget: Callable[[T], None] | None = None,
 ) -> Iterator[Iterator[R]]:
     """Yield ``fn``'s results over ``items`` in order, in parallel when it pays.
 
-    ``pool``: workers started earlier (``early_pool``), used and left running.
+    ``pool``: workers started earlier (``early_pool``), used and left running. ``killed``:
+    the result of an item whose process died (the kernel's OOM killer sends SIGKILL, which
+    no ``except`` sees), given how it died; without it, a dead worker fails the map. When
+    a worker dies, the items of every chunk in flight without a result are done again, each
+    in a process of its own (the one that killed its worker dies alone); ``forget`` first
+    undoes what a dead worker may have left of each.
     """
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(items) < MIN_ITEMS:
         yield map(fn, items)
         return
+    if pool is not None and getattr(pool, "_broken", False):
+        pool = None  # a worker of it died earlier: start afresh
     chunk = max(1, min(16, len(items) // (workers * 8)))
+    run = _Windowed(fn, items, chunk, workers, killed, forget)
     if pool is not None:
-        yield _windowed(pool, fn, items, chunk, WINDOW * workers)
+        yield run.results(pool, 0)
         return
     own = _fork_pool(workers)
     try:
-        yield _windowed(own, fn, items, chunk, WINDOW * workers)
+        yield run.results(own, 0)
     finally:
         own.shutdown(cancel_futures=True)
 
@@ -102,16 +115,126 @@ def pool_map(
 WINDOW = 4
 
 
-def _windowed(
-    pool: Executor, fn: Callable[[T], R], items: Sequence[T], size: int, window: int
-) -> Iterator[R]:
-    """Yield ``fn``'s results over ``items`` in order, keeping ``window`` chunks submitted."""
-    chunks = (items[start : start + size] for start in range(0, len(items), size))
-    pending = deque(pool.submit(_apply, fn, chunk) for chunk in itertools.islice(chunks, window))
-    while pending:
-        results = pending.popleft().result()
-        pending.extend(pool.submit(_apply, fn, chunk) for chunk in itertools.islice(chunks, 1))
-        yield from results
+class _Windowed(Generic[T, R]):
+    """Results of a function over items, a window of chunks in flight in a pool of workers."""
+
+    def __init__(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        size: int,
+        workers: int,
+        killed: Callable[[T, str], R] | None,
+        forget: Callable[[T], None] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.items = items
+        self.size = size
+        self.workers = workers
+        self.killed = killed
+        self.forget = forget
+
+    def results(self, pool: Executor, start: int) -> Iterator[R]:
+        """Yield the results of the items from ``start`` on, in order."""
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        fn, items, size = self.fn, self.items, self.size
+        starts = iter(range(start, len(items), size))
+
+        def submit(at: int) -> tuple[int, Future[list[R]]]:
+            try:
+                return at, pool.submit(_apply, fn, items[at : at + size])
+            except BrokenProcessPool as exc:  # a worker died since the last result
+                lost: Future[list[R]] = Future()
+                lost.set_exception(exc)
+                return at, lost
+
+        window = WINDOW * self.workers
+        pending = deque(submit(at) for at in itertools.islice(starts, window))
+        while pending:
+            at, future = pending.popleft()
+            try:
+                results = future.result()
+            except BrokenProcessPool:
+                if self.killed is None:
+                    raise
+                yield from self._rescue(at, future, pending)
+                rest = next(starts, None)
+                if rest is not None:
+                    yield from self._afresh(rest)
+                return
+            pending.extend(submit(at) for at in itertools.islice(starts, 1))
+            yield from results
+
+    def _rescue(
+        self, at: int, future: Future[list[R]], pending: deque[tuple[int, Future[list[R]]]]
+    ) -> Iterator[R]:
+        """Yield the results of the chunks in flight when a worker died, each item alone."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        killed = self.killed
+        assert killed is not None
+        chunks: list[tuple[int, list[R] | None]] = []
+        for start, done in [(at, future), *pending]:
+            try:
+                chunks.append((start, done.result()))
+            except BrokenProcessPool:
+                chunks.append((start, None))
+        pending.clear()
+        if self.forget is not None:
+            for start, results in chunks:
+                if results is None:
+                    for item in self.items[start : start + self.size]:
+                        self.forget(item)
+        for start, results in chunks:
+            if results is None:
+                results = [alone(self.fn, i, killed) for i in self.items[start : start + self.size]]
+            yield from results
+
+    def _afresh(self, start: int) -> Iterator[R]:
+        """Yield the results of the items from ``start`` on, in a new pool."""
+        pool = _fork_pool(self.workers)
+        try:
+            yield from self.results(pool, start)
+        finally:
+            pool.shutdown(cancel_futures=True)
+
+
+def alone(fn: Callable[[T], R], item: T, killed: Callable[[T, str], R]) -> R:
+    """Return ``fn(item)`` computed in a forked process of its own, or ``killed`` if it dies."""
+    import pickle
+
+    parent = os.getpid()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns, never runs the parent's cleanup
+        code = 70
+        try:
+            os.close(read)
+            tie_to_parent(parent)
+            data = memoryview(pickle.dumps(fn(item)))
+            while data:
+                data = data[os.write(write, data) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        got = answer.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "an unknown signal"
+        out_of_memory = " (out of memory?)" if number == signal.SIGKILL else ""
+        return killed(item, f"killed by signal {number} ({name}){out_of_memory}")
+    if os.waitstatus_to_exitcode(status) != 0 or not got:
+        return killed(item, f"exited with status {os.waitstatus_to_exitcode(status)}")
+    result: R = pickle.loads(got)
+    return result
 
 
 def _apply(fn: Callable[[T], R], chunk: Sequence[T]) -> list[R]:

@@ -37,6 +37,7 @@ from sitegen.eventlog.discover import (
     has_logs,
     list_dirs,
 )
+from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
 from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.buildlock import exclusive
@@ -193,6 +194,7 @@ def _renderer(run: Run) -> PageRenderer:
         raw_logs=options.raw_logs,
         cache_key=run.fingerprint,
         follow_links=options.follow_links,
+        limits=LogLimits(options.max_log_size, options.max_line_size),
     )
     pages.warm()
     return pages

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
 
+from sitegen.builder.idcollisions import published_collisions
 from sitegen.builder.options import BuildOptions, BuildReport
 
 
@@ -283,6 +284,7 @@ def make_report(
         loser = chosen.losers.get(key)
         if loser is not None:
             problems.append(loser)
+    problems += published_collisions(state, changed=not up_to_date)
     counts = state.classifications()
     report = BuildReport(
         output=run.options.output,

@@ -23,6 +23,7 @@ from sitegen.builder.state.records import LogOutcome
 from sitegen.builder.state.schema import DAY_MS, decode_summary
 from sitegen.builder.state.store import State
 from sitegen.diagnose import recurring
+from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.recurring import ContextKey, RunContext
 from sitegen.finding import Finding
 from sitegen.publish.writer import SiteWriter
@@ -132,7 +133,10 @@ PatchTask = tuple[PageRenderer, str, list[str], bytes, RunContext | None]
 
 
 def patch_page(task: PatchTask) -> int | None:
-    """Splice the run context into one written job page; return its size change (None: unmarked)."""
+    """Splice the run context into a written job page and rewrite its findings.json.
+
+    Return the change of their size (None: the page has no run markers).
+    """
     pages, root, roots, encoded, context = task
     summary = decode_summary(encoded)
     rel = urls.job_page(summary.job_id)
@@ -140,8 +144,15 @@ def patch_page(task: PatchTask) -> int | None:
     new = splice(old, pages.runs_section(summary, context))
     if new is None:
         return None
-    SiteWriter(Path(root), fresh=True, existing=roots).write(rel, new)
-    return len(new) - len(old)
+    writer = SiteWriter(Path(root), fresh=True, existing=roots)
+    writer.write(rel, new)
+    # findings.json lists the run's regression, as the page does.
+    regression = context.regression if context else None
+    findings = findings_json(summary.job_id, summary.findings, summary.what_if, regression)
+    listed = Path(root, urls.findings_file(summary.job_id))
+    before = listed.stat().st_size if listed.is_file() else 0
+    writer.write(urls.findings_file(summary.job_id), findings)
+    return len(new) - len(old) + len(findings) - before
 
 
 def patch_pages(

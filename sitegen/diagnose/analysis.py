@@ -43,6 +43,7 @@ def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
     summary.input_rows, summary.output_rows = job_rows(summary.stages, facts.stage_edges)
     summary.findings = found.findings
     summary.root_cause = found.root_cause.error if found.root_cause else None
+    summary.what_if = found.what_if
     return JobAnalysis(summary, graph, facts.stages, found)
 
 
@@ -85,5 +86,7 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         tasks=len(read.tasks),
         failed_tasks=failed_tasks,
         executors=executors,
-        task_errors=task_error_patterns(t.status for t in read.tasks) if failed_tasks else [],
+        task_errors=(
+            task_error_patterns((t.status for t in read.tasks), idx.job_id) if failed_tasks else []
+        ),
     )

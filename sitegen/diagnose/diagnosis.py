@@ -17,14 +17,16 @@ from sitegen.diagnose.failed_attempts import (
     failed_finding,
     root_cause,
 )
-from sitegen.diagnose.stage_findings import SlowTask, judge_stage, same_executor, stage_times
+from sitegen.diagnose.replay import Change, TaskRun, prepare, what_if
+from sitegen.diagnose.stage_findings import SlowTask, job_sigma, judge_stage, stage_times
 from sitegen.diagnose.timing import idle, queued
 from sitegen.eventlog.dotgraph import JobGraph
-from sitegen.eventlog.payload import Stage, as_int
+from sitegen.eventlog.payload import Stage, as_int, task_status, task_statuses
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.finding import Finding, FindingKind, most_severe_first
+from sitegen.finding import Finding, FindingKind, WhatIf, most_severe_first
 from sitegen.model import is_failed
+from sitegen.text.formatting import duration
 
 _EXECUTOR = attrgetter("executor_id")
 
@@ -56,6 +58,8 @@ class Diagnosis:
     task_rows: dict[tuple[int, int], int] = field(default_factory=dict)
     # Straggler attempts as (stage, task, start), for the timeline.
     straggler_attempts: set[tuple[int, int, int]] = field(default_factory=set)
+    # The job's run time on half, twice and unlimited executors (None: no task ran).
+    what_if: WhatIf | None = None
 
     def flag(self, stage_id: int | None, task: SlowTask, kind: FindingKind) -> None:
         """Mark a task's row as the evidence of a finding of ``kind``."""
@@ -70,64 +74,190 @@ class Diagnosis:
         return [f for f in self.findings if stage_id is not None and f.stage_id == stage_id]
 
 
+class _Attempts:
+    """The job's attempts as the replay takes them, and where each TaskEnd or payload row is."""
+
+    def __init__(self, facts: JobFacts) -> None:
+        self.runs: list[TaskRun] = []
+        self.of_end: dict[int, int] = {}
+        self.of_row: dict[tuple[int, int], int] = {}
+        for end in facts.tasks:
+            self.of_end[id(end)] = len(self.runs)
+            self.runs.append(_run(end.stage_id, end.task_id, end.executor_id, end))
+        recorded = {t.stage_id for t in facts.tasks}
+        for stage, _ in facts.stages:
+            sid = as_int(stage.stage_id)
+            if sid is None or sid in recorded:
+                continue
+            recorded.add(sid)  # a repeated stage id is listed once
+            for n, row in enumerate(stage.task_list):
+                start, stop = row.start_exec_time, row.end_exec_time
+                if start is None or stop is None or start <= 0:
+                    continue
+                self.of_row[(sid, n)] = len(self.runs)
+                self.runs.append(
+                    TaskRun(sid, row.id, "", start, max(start, stop), not task_status(row).failed)
+                )
+
+    def index(self, stage_id: int | None, task: SlowTask) -> int | None:
+        """Return the replay's index of a slow task's attempt, None if it has none."""
+        if task.end is not None:
+            return self.of_end.get(id(task.end))
+        if stage_id is not None and task.row is not None:
+            return self.of_row.get((stage_id, task.row))
+        return None
+
+    def failed(self, stage: Stage, ends: list[TaskEnd]) -> frozenset[int]:
+        """Return the replay's indices of a stage's failed attempts."""
+        if ends:
+            return frozenset(
+                self.of_end[id(e)]
+                for e in ends
+                if e.status != "Successful" and is_failed(e.status) and id(e) in self.of_end
+            )
+        sid = as_int(stage.stage_id)
+        rows = stage.task_list
+        return frozenset(
+            self.of_row[(sid, n)]
+            for n, state in enumerate(task_statuses([r.status for r in rows]))
+            if sid is not None and state.failed and (sid, n) in self.of_row
+        )
+
+
+def _run(stage: int, task: int, executor: str, end: TaskEnd) -> TaskRun:
+    """Return a TaskEnd record as the replay takes it."""
+    ok = end.status == "Successful" or not is_failed(end.status)
+    return TaskRun(stage, task, executor, end.start_exec_time, end.end_exec_time, ok)
+
+
+def costed(finding: Finding, impact: int | None, run_ms: int, of: str = "run") -> Finding:
+    """Return ``finding`` with its cost: in ``impact_ms``, in words, and in its severity."""
+    if impact is None:
+        return finding
+    if impact > 0:
+        words = f" This cost about {duration(impact)} of the job's {duration(run_ms)} {of}."
+    else:
+        words = " This cost the job no time: other work took as long."
+    return msgspec.structs.replace(
+        finding,
+        severity=th.weighed(finding.severity, impact, run_ms),
+        message=finding.message + words,
+        impact_ms=impact,
+    )
+
+
 def diagnose(facts: JobFacts) -> Diagnosis:
-    """Run every detector over one job."""
+    """Run every detector over one job, and cost each finding by replaying the job without it."""
     result = Diagnosis()
     found: list[Finding] = []
+    attempts = _Attempts(facts)
+    replay = prepare(
+        attempts.runs,
+        _int_edges(facts.stage_edges),
+        facts.started_at,
+        facts.completed_at,
+        th.IDLE_MIN_GAP_MS,
+    )
+    run_ms = replay.run_ms
+    cost = replay.without
+
     timed = [stage_times(stage, ends) for stage, ends in facts.stages]
+    prior = job_sigma(timed)
+    for times_ in timed:
+        times_.prior = prior
     executors = len(set(map(_EXECUTOR, facts.tasks)))
     slow_nodes = slow_executors(timed) if executors > 1 else {}
-    found.extend(slow_nodes.values())
+    for slow in slow_nodes.values():
+        at_speed = {
+            attempts.of_end[id(end)]: slow.at_peer_speed[id(end)]
+            for end in slow.ends
+            if id(end) in attempts.of_end
+        }
+        found.append(costed(slow.finding, cost(Change(durations=at_speed)), run_ms))
     failures: list[Attempt] = []
     for times_, (stage, ends) in zip(timed, facts.stages, strict=True):
         verdict = judge_stage(times_)
-        found.extend(verdict.findings)
         sid = times_.stage_id
+        median_ms = round(times_.median)
+        if verdict.findings:  # data skew: every skewed task at the stage's median
+            skewed = [attempts.index(sid, t) for t in verdict.skewed]
+            change = Change(durations={k: median_ms for k in skewed if k is not None})
+            impact = cost(change) if change.durations else None
+            found.extend(costed(f, impact, run_ms) for f in verdict.findings)
         for task in verdict.skewed:
             result.flag(sid, task, FindingKind.DATA_SKEW)
         # A slow node explains its slow tasks: say it once, not once per task.
         stragglers = []
         for task, finding in verdict.stragglers:
-            if task.executor in slow_nodes:
+            node = task.executor or ""
+            if (node, None) in slow_nodes or (node, sid) in slow_nodes:
                 result.flag(sid, task, FindingKind.SLOW_EXECUTOR)
             else:
                 stragglers.append((task, finding))
-        one_node = same_executor(times_, verdict, executors)
-        if one_node is not None:
-            if one_node.executor_id not in slow_nodes:
-                found.append(one_node)
-            stragglers = []
-            for task, _ in verdict.stragglers:
-                result.flag(sid, task, FindingKind.SLOW_EXECUTOR)
-        for task, finding in stragglers[: th.STRAGGLERS_PER_STAGE]:
-            found.append(finding)
+        reported = 0
+        for task, finding in stragglers:
+            if reported == th.STRAGGLERS_PER_STAGE:
+                break
+            at = attempts.index(sid, task)
+            impact = cost(Change(durations={at: median_ms})) if at is not None else None
+            if (impact or 0) < (task.cost_needed or 0.0) * run_ms:
+                continue  # not far out enough for what it cost
+            reported += 1
+            found.append(costed(finding, impact, run_ms))
             result.flag(sid, task, FindingKind.STRAGGLER)
             if task.end is not None:
                 result.straggler_attempts.add(
                     (task.end.stage_id, task.end.task_id, task.end.start_exec_time)
                 )
-        attempts = failed_attempts(stage.stage_id, ends, stage.task_list)
-        failures.extend(attempts)
-        tried = len(ends) or len(stage.task_list)
-        stage_failed = failed_finding(attempts, tried, facts.failed)
+        failed = failed_attempts(stage.stage_id, ends, stage.task_list)
+        failures.extend(failed)
+        stage_failed = failed_finding(failed, facts.failed)
         if stage_failed is not None:
-            found.append(stage_failed)
-    job_wide = (
-        queued(facts.queued_at, facts.started_at, facts.completed_at),
-        idle(facts.tasks, facts.started_at, facts.completed_at),
-    )
-    found.extend(f for f in job_wide if f is not None)
+            impact = None if facts.failed else cost(Change(dropped=attempts.failed(stage, ends)))
+            found.append(costed(stage_failed, impact, run_ms))
+    waited = queued(facts.queued_at, facts.started_at, facts.completed_at)
+    if waited is not None:
+        total = facts.completed_at - facts.queued_at
+        wait = facts.started_at - facts.queued_at
+        found.append(costed(waited, wait, total, of="time from submission"))
+    stood = idle(facts.tasks, facts.started_at, facts.completed_at)
+    if stood is not None:
+        found.append(costed(stood, cost(Change(no_idle=True)), run_ms))
     result.findings = most_severe_first(found)
     if facts.failed:
         result.root_cause = root_cause(failures)
     windows = stage_windows([ends for _, ends in facts.stages])
     result.critical_path = critical_path(windows, facts.stage_edges)
+    result.what_if = what_if(replay)
     return result
 
 
-def findings_json(job_id: str, findings: list[Finding]) -> bytes:
-    """Return ``jobs/<job_id>/findings.json``."""
-    return msgspec.json.encode({"job_id": job_id, "findings": findings})
+def _int_edges(edges: list[tuple[str, str]]) -> list[tuple[int, int]]:
+    """Return the DAG's stage edges with numeric ids (others cannot match an attempt)."""
+    found = []
+    for a, b in edges:
+        x, y = as_int(a), as_int(b)
+        if x is not None and y is not None:
+            found.append((x, y))
+    return found
+
+
+def findings_json(
+    job_id: str,
+    findings: list[Finding],
+    what: WhatIf | None = None,
+    regression: Finding | None = None,
+) -> bytes:
+    """Return ``jobs/<job_id>/findings.json``: every finding its page shows, and the what-if.
+
+    ``regression`` is the run's regression (from the other runs of its name), listed with
+    the job's own findings, most severe first.
+    """
+    listed = most_severe_first([*findings, regression]) if regression else findings
+    data: dict[str, object] = {"job_id": job_id, "findings": listed}
+    if what is not None:
+        data["what_if"] = what.as_json()
+    return msgspec.json.encode(data)
 
 
 def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:

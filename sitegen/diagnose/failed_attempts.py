@@ -76,8 +76,8 @@ def failed_attempts(
     return found
 
 
-def failed_finding(attempts: list[Attempt], tried: int, job_failed: bool) -> Finding | None:
-    """Return one finding for a stage's failed attempts, of ``tried`` (None if none failed)."""
+def failed_finding(attempts: list[Attempt], job_failed: bool) -> Finding | None:
+    """Return one finding for a stage's failed attempts (None if none failed)."""
     if not attempts:
         return None
     first = attempts[0]
@@ -93,13 +93,10 @@ def failed_finding(attempts: list[Attempt], tried: int, job_failed: bool) -> Fin
     where = f" on {', '.join(executors)}" if 0 < len(executors) <= 3 else ""
     if len(executors) > 3:
         where = f" on {len(executors)} executors"
-    outcome = " The job failed." if job_failed else " Retries succeeded; they cost time."
-    if job_failed:
-        grade = FindingSeverity.CRITICAL
-    elif n >= th.FAILED_SHARE_WARNING * max(tried, n):
-        grade = FindingSeverity.WARNING
-    else:
-        grade = FindingSeverity.INFO
+    outcome = " The job failed." if job_failed else " Retries succeeded."
+    # Retries in a job that succeeded matter by what they cost it (diagnosis weighs that in):
+    # how many failed says nothing of how long the job waited for them.
+    grade = FindingSeverity.CRITICAL if job_failed else FindingSeverity.INFO
     return Finding(
         kind=FindingKind.FAILED_ATTEMPTS,
         severity=grade,

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from sitegen.diagnose.masking import clip, mask
+from sitegen.diagnose.masking import cause, clip, mask
 from sitegen.eventlog.payload import task_status
 from sitegen.model import ErrorPattern, JobSummary, is_failed
 
@@ -28,7 +28,7 @@ def task_error(status: Any) -> str | None:
     return found.error or found.reason or "Failed"
 
 
-def task_error_patterns(statuses: Iterable[Any]) -> list[ErrorPattern]:
+def task_error_patterns(statuses: Iterable[Any], job_id: str = "") -> list[ErrorPattern]:
     """Count one job's failed task attempts by masked error text, keeping the first example."""
     counts: dict[str, int] = {}
     examples: dict[str, str] = {}
@@ -37,7 +37,7 @@ def task_error_patterns(statuses: Iterable[Any]) -> list[ErrorPattern]:
         error = task_error(status)
         if error is None:
             continue
-        pattern = mask(error)
+        pattern = mask(error, job_id)
         if pattern in counts:
             counts[pattern] += 1
         elif len(counts) < MAX_TASK_PATTERNS:
@@ -68,9 +68,9 @@ class FailureRow(NamedTuple):
 def failure_rows(job: JobSummary) -> Iterator[FailureRow]:
     """Yield a job's failure rows: its own failure first, then its task error patterns."""
     if job.failure is not None:
-        yield FailureRow(
-            job.job_id, job.job_name, job.start_time, mask(job.failure), clip(job.failure), 1, 0
-        )
+        # "Job failed due to stage N failed: <task error>" joins the group of that error.
+        pattern = mask(cause(job.failure), job.job_id)
+        yield FailureRow(job.job_id, job.job_name, job.start_time, pattern, clip(job.failure), 1, 0)
     for errors in job.task_errors:
         yield FailureRow(
             job.job_id,

@@ -33,6 +33,14 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b"), "<hex>"),
     # Ids: words mixing letters and digits (job ids like Ca05RFR, executor-3 is a number below).
     (re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9_]{5,}\b"), "<id>"),
+    # Ballista job ids without a digit (about 29% of them): seven letters with a capital after
+    # a small letter or a small letter after two capitals (GZWmFqx, aBcDeFg), which words in
+    # error texts never are; and whatever word follows "job".
+    (
+        re.compile(r"\b(?=[A-Za-z]{7}\b)(?=[A-Za-z]*(?:[a-z][A-Z]|[A-Z]{2}[a-z]))[A-Za-z]{7}\b"),
+        "<id>",
+    ),
+    (re.compile(r"(?<=\b[Jj]ob )(?!<)[A-Za-z0-9_-]+"), "<id>"),
     # Numbers: counts, ids, ports, times, decimals.
     (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
 ]
@@ -44,9 +52,24 @@ def clip(text: str) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + "…"
 
 
-def mask(text: str) -> str:
-    """Return ``text`` with numbers, ids, sizes, paths, hex, UUIDs and quoted strings masked."""
+# A job's failure that wraps the error of the task that failed it.
+_WRAPPED = re.compile(r"^Job failed due to stage \d+ failed: (?=\S)", re.DOTALL)
+
+
+def cause(text: str) -> str:
+    """Return the task error a job's "Job failed due to stage N failed: …" wraps, else ``text``."""
+    return _WRAPPED.sub("", text, count=1)
+
+
+def mask(text: str, job_id: str = "") -> str:
+    """Return ``text`` with numbers, ids, sizes, paths, hex, UUIDs and quoted strings masked.
+
+    ``job_id``, the id of the job whose error it is, is masked wherever it appears (an id
+    of any shape, digits or not).
+    """
     masked = text[:MAX_ERROR_CHARS]
+    if len(job_id) >= 3:
+        masked = masked.replace(job_id, "<id>")
     for regex, placeholder in _RULES:
         masked = regex.sub(placeholder, masked)
     return _SPACE.sub(" ", masked).strip()

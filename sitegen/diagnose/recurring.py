@@ -17,22 +17,40 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
+from sitegen.diagnose.stats import MAD_SIGMA
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import JobSummary, StageFigures
 from sitegen.text.formatting import duration
 
-# A successful run regresses when it took over this many times the median of the recent
-# successful runs of its name: runs that vary by ±10% (at most 1.22x apart) never do.
-REGRESSION_RATIO = 1.5
-# ... and from this ratio on it is critical (Dr. Elephant's third band, as for the findings).
+# A successful run regresses when it took at least this many times the median of the recent
+# successful runs of its name (runs that vary by ±10%, at most 1.22x apart, never do)...
+REGRESSION_RATIO = 1.3
+# ... at least MIN_SLOWDOWN_MS longer than that median (a 40 ms query at 90 ms matters to
+# nobody, whatever the ratio)...
+MIN_SLOWDOWN_MS = 1_000
+# ... and far out against how much that job's runs vary: at least REGRESSION_Z robust sigmas
+# above the median on the log scale (durations are right-skewed; on their logs the noise is
+# symmetric). The sigma is the median absolute deviation of the recent runs' log durations
+# (times MAD_SIGMA), or their standard deviation when that is larger (a handful of runs can
+# agree by chance), and never under SPREAD_FLOOR.
+REGRESSION_Z = 3.0
+SPREAD_FLOOR = 0.05
+# A sustained shift: a run past the ratio and the slowdown, at least SUSTAINED_Z sigmas out,
+# that took longer than every one of the RECENT_RUNS runs before the shift regresses when
+# the run before it did too. Two record runs in a row come by chance about once in
+# (n + 1)(n + 2) runs, n the runs before; the sigmas keep a steady job's records out.
+SUSTAINED_Z = 1.5
+# From this ratio on a regression is critical (Dr. Elephant's third band, as for findings).
 CRITICAL_RATIO = 3.16
 # Fewer earlier successful runs than this say too little about what is normal.
 MIN_EARLIER_RUNS = 5
 # The baseline is the median of at most this many of the latest earlier successful runs, so
 # that a lasting change (new data, new hardware) becomes the new normal after a while.
 RECENT_RUNS = 10
-# A slowdown smaller than this matters to nobody, whatever the ratio (a 40 ms query at 90 ms).
-MIN_SLOWDOWN_MS = 1_000
+# A run that read at least this many times the median run's input rows, and whose time ratio
+# is at most its rows ratio times ROWS_TIME_SLACK, did more work, not slower work: info.
+MORE_ROWS_RATIO = 1.3
+ROWS_TIME_SLACK = 1.33
 # The job list's word for a job that completed.
 COMPLETED = "Completed"
 
@@ -49,6 +67,8 @@ class Run(NamedTuple):
     succeeded: bool
     # The run's log digest: a page that compares with this run changes when it does.
     source: str = ""
+    # The rows it read (stages reading no other stage), None when not known.
+    input_rows: int | None = None
 
     @classmethod
     def of(cls, job: JobSummary, source: str = "") -> Run:
@@ -62,6 +82,7 @@ class Run(NamedTuple):
             failed(job),
             succeeded(job),
             source,
+            job.input_rows,
         )
 
 
@@ -112,23 +133,71 @@ def percentile(values: Sequence[int], q: float) -> int | None:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def regression(
-    job: Run, earlier_successes: Sequence[int], name: str | None = None
-) -> Finding | None:
-    """Judge one run against the durations of the earlier successful runs of its name."""
-    took = duration_ms(job)
-    if took is None or not job.succeeded or len(earlier_successes) < MIN_EARLIER_RUNS:
+class Judged(NamedTuple):
+    """A run against the recent successful runs before it: ratio, sigmas out, and baseline."""
+
+    ratio: float
+    z: float
+    median: float
+    recent: int
+
+
+def judge(took: int, earlier_successes: Sequence[int]) -> Judged | None:
+    """Judge a duration against earlier ones (None: too few, or no slowdown that matters)."""
+    if len(earlier_successes) < MIN_EARLIER_RUNS:
         return None
     recent = earlier_successes[-RECENT_RUNS:]
     median = statistics.median(recent)
-    if median <= 0 or took <= REGRESSION_RATIO * median or took - median < MIN_SLOWDOWN_MS:
+    if median <= 0 or took - median < MIN_SLOWDOWN_MS:
         return None
-    ratio = took / median
+    logs = [math.log(max(d, 1)) for d in recent]
+    centre = statistics.median(logs)
+    spread = MAD_SIGMA * statistics.median(abs(v - centre) for v in logs)
+    # The median absolute deviation of a handful of runs can be small by chance: their
+    # standard deviation (steadier, if less robust) bounds the sigma from below.
+    sigma = max(SPREAD_FLOOR, spread, statistics.stdev(logs))
+    z = (math.log(took) - math.log(median)) / sigma
+    return Judged(took / median, z, median, len(recent))
+
+
+def regression(
+    job: Run,
+    earlier_successes: Sequence[int],
+    name: str | None = None,
+    since: Sequence[str] = (),
+    earlier_rows: Sequence[int | None] = (),
+) -> Finding | None:
+    """Judge one run against the durations of the earlier successful runs of its name.
+
+    ``since`` holds the ids of the runs just before it that, like it, were past the ratio
+    and longer than every recent run before them (a sustained shift), oldest first;
+    ``earlier_rows`` the earlier runs' input rows, as their durations.
+    """
+    took = duration_ms(job)
+    if took is None or not job.succeeded:
+        return None
+    found = judge(took, earlier_successes)
+    if found is None or found.ratio < REGRESSION_RATIO or (found.z < REGRESSION_Z and not since):
+        return None
+    ratio = found.ratio
     severity = FindingSeverity.CRITICAL if ratio >= CRITICAL_RATIO else FindingSeverity.WARNING
     message = (
-        f"This run took {duration(took)}, {ratio:.1f}x the median of {duration(median)} "
-        f"over the previous {len(recent)} successful runs of “{name or job.job_name}”."
+        f"This run took {duration(took)}, {ratio:.1f}x the median of {duration(found.median)} "
+        f"over the previous {found.recent} successful runs of “{name or job.job_name}”"
     )
+    if since:
+        message += f": slower since run {since[0]}, the last {len(since) + 1} runs."
+    else:
+        message += "; the run before it was not slower."
+    counts = [r for r in earlier_rows[-RECENT_RUNS:] if r]
+    if job.input_rows and counts:
+        rows_ratio = job.input_rows / statistics.median(counts)
+        if rows_ratio >= MORE_ROWS_RATIO and ratio <= rows_ratio * ROWS_TIME_SLACK:
+            severity = FindingSeverity.INFO
+            message += (
+                f" It read {rows_ratio:.1f}x the rows of the median run: more data, "
+                "not a slower job."
+            )
     return Finding(FindingKind.REGRESSION, severity, None, None, None, round(ratio, 2), message)
 
 
@@ -136,13 +205,30 @@ def regressions(runs: Sequence[JobSummary | Run]) -> dict[str, Finding]:
     """Return the regression finding of each run of one name that regressed (runs oldest first)."""
     found: dict[str, Finding] = {}
     successes: list[int] = []
+    rows: list[int | None] = []
+    # The latest runs in a row past the ratio and longer than every recent run before them.
+    streak: list[str] = []
+    ceiling = 0  # the longest of the recent runs before the streak
     for job in map(as_run, runs):
-        finding = regression(job, successes)
+        took = duration_ms(job)
+        if not job.succeeded or took is None:
+            continue
+        if not streak:
+            ceiling = max(successes[-RECENT_RUNS:], default=0)
+        judged = judge(took, successes)
+        high = (
+            judged is not None
+            and judged.ratio >= REGRESSION_RATIO
+            and judged.z >= SUSTAINED_Z
+            and took > ceiling
+        )
+        since = streak if high else []
+        finding = regression(job, successes, since=since, earlier_rows=rows)
         if finding is not None:
             found[job.job_id] = finding
-        took = duration_ms(job)
-        if job.succeeded and took is not None:
-            successes.append(took)
+        streak = [*streak, job.job_id] if high else []
+        successes.append(took)
+        rows.append(job.input_rows)
     return found
 
 

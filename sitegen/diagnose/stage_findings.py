@@ -1,11 +1,12 @@
-"""Slow tasks of one stage: stragglers, skewed data, and slow tasks that share one executor."""
+"""Slow tasks of one stage: stragglers and skewed data."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.stats import median, quantile, times
+from sitegen.diagnose.stats import log_scale, median, times
 from sitegen.diagnose.tasks import RowIndex
 from sitegen.eventlog.payload import Stage, as_int, task_duration, task_statuses
 from sitegen.eventlog.schema import TaskEnd
@@ -30,6 +31,9 @@ class StageTimes:
     positions: list[int] | None
     ordered: list[int] = field(init=False)
     median: float = field(init=False)
+    # The job's typical sigma of log task times (see job_sigma), which a small stage's own
+    # few tasks are shrunk toward; None: the stage's own alone.
+    prior: float | None = None
 
     def __post_init__(self) -> None:
         """Sort the durations once."""
@@ -72,6 +76,14 @@ class SlowTask:
     row: int | None  # position in the stage's task list
     end: TaskEnd | None
     input_rows: int | None
+    # How far out it is: robust sigmas above the stage's median, on the log scale.
+    z: float = 0.0
+
+    @property
+    def cost_needed(self) -> float | None:
+        """Return the share of the run it must have cost to be a straggler (None: not one)."""
+        needed = [share for sigmas, share in th.STRAGGLER_TIERS if self.z >= sigmas]
+        return min(needed) if needed else None
 
 
 @dataclass
@@ -85,17 +97,45 @@ class StageVerdict:
     skewed: list[SlowTask] = field(default_factory=list)
 
 
+def own_sigma(ordered: list[int]) -> float:
+    """Return the robust sigma of a stage's log durations (the MAD, times MAD_SIGMA)."""
+    return log_scale(ordered)[1]
+
+
+def job_sigma(stages: list[StageTimes]) -> float | None:
+    """Return the median of the stages' own sigmas (stages of at least STAGE_MIN_TASKS)."""
+    found = sorted(own_sigma(t.ordered) for t in stages if len(t.ordered) >= th.STAGE_MIN_TASKS)
+    return median(found) if found else None
+
+
+def stage_sigma(ordered: list[int], prior: float | None = None) -> tuple[float, float]:
+    """Return a stage's log median and sigma: its own, shrunk toward the job's, floored."""
+    centre, sigma = log_scale(ordered)
+    if prior is not None:
+        n, k = len(ordered), th.SHRINK_TASKS
+        sigma = math.sqrt((n * sigma * sigma + k * prior * prior) / (n + k))
+    return centre, max(sigma, th.SIGMA_FLOOR)
+
+
+def expected_max(tasks: int) -> float:
+    """Return about how many sigmas the slowest of ``tasks`` normal draws lies out."""
+    return math.sqrt(2 * math.log(max(tasks, 2)))
+
+
 def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
     """Return the attempts beyond every threshold, slowest first (usually none)."""
     ordered, med = times_.ordered, times_.median
     if len(ordered) < th.STAGE_MIN_TASKS:
         return []
-    p25, p75 = quantile(ordered, 0.25), quantile(ordered, 0.75)
-    bar = max(
-        med * th.MODERATE, p75 + th.FAR_OUT_IQR * (p75 - p25), med + th.STRAGGLER_MIN_EXCESS_MS
-    )
+    bar = max(med * th.MODERATE, med + th.STRAGGLER_MIN_EXCESS_MS)
     if ordered[-1] < bar:
         return []  # the common case: one comparison per stage
+    centre, sigma = stage_sigma(ordered, times_.prior)
+    chance = expected_max(len(ordered))
+    least = chance + min(min(z for z, _ in th.STRAGGLER_TIERS), th.SKEW_Z)
+    bar = max(bar, math.exp(centre + least * sigma))
+    if ordered[-1] < bar:
+        return []
     took = times_.took
     picked = sorted((i for i in range(len(took)) if took[i] >= bar), key=lambda i: -took[i])
     stage_rows = times_.stage.task_list
@@ -120,6 +160,7 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
                 row=row,
                 end=end,
                 input_rows=task.input_rows if task is not None else None,
+                z=(math.log(max(took[i], 1)) - centre) / sigma - chance,
             )
         )
     return slow
@@ -149,6 +190,8 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
         return verdict
     label, sid, med = times_.stage.stage_id, times_.stage_id, times_.median
     rows_median = _median_rows(times_.stage)
+    _, sigma = stage_sigma(times_.ordered, times_.prior)
+    slack = max(th.SKEW_TIME_SLACK, math.exp(th.SKEW_SLACK_SIGMAS * sigma))
     for task in slow:
         rows_ratio = None
         if task.input_rows is not None and rows_median is not None:
@@ -156,9 +199,12 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
         if (
             rows_ratio is not None
             and rows_ratio >= th.SKEW_ROWS_RATIO
-            and task.ratio <= rows_ratio * th.SKEW_TIME_SLACK
+            and task.ratio <= rows_ratio * slack
         ):
-            verdict.skewed.append(task)
+            if task.z >= th.SKEW_Z:
+                verdict.skewed.append(task)
+            continue
+        if task.cost_needed is None:
             continue
         grade = th.severity(task.ratio)
         assert grade is not None  # slow tasks are at least MODERATE times the median
@@ -219,30 +265,3 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
             )
         )
     return verdict
-
-
-def same_executor(times_: StageTimes, verdict: StageVerdict, executors: int) -> Finding | None:
-    """Return one slow-executor finding when every straggler of the stage ran on one executor."""
-    found = verdict.stragglers
-    if executors < 2 or len(found) < th.SAME_EXECUTOR_MIN_TASKS:
-        return None
-    names = {task.executor for task, _ in found}
-    if len(names) != 1 or None in names:
-        return None
-    (name,) = names
-    slowest = min(task.ratio for task, _ in found)
-    grade = th.severity(slowest)
-    assert grade is not None
-    return Finding(
-        kind=FindingKind.SLOW_EXECUTOR,
-        severity=grade,
-        stage_id=times_.stage_id,
-        task_id=None,
-        executor_id=name,
-        value=round(slowest, 2),
-        message=(
-            f"Every slow task of stage {times_.stage.stage_id} ran on {name}: "
-            f"{len(found)} tasks at {times(slowest)} the stage's median of "
-            f"{duration(times_.median)} or more: a slow executor, not {len(found)} slow tasks."
-        ),
-    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 
@@ -24,3 +25,23 @@ def quantile(ordered: Sequence[float], q: float) -> float:
 def times(ratio: float) -> str:
     """Return a ratio as a person reads it: ``30x``, ``2.4x``."""
     return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.1f}x"
+
+
+# The median absolute deviation times this estimates a normal distribution's sigma.
+MAD_SIGMA = 1.4826
+
+
+def mad(values: Sequence[float], centre: float) -> float:
+    """Return the median absolute deviation of ``values`` (non-empty) from ``centre``."""
+    return median(sorted(abs(v - centre) for v in values))
+
+
+def log_scale(values: Sequence[float]) -> tuple[float, float]:
+    """Return the median and the robust sigma (MAD) of the logs of positive ``values``.
+
+    Task and run times are right-skewed (roughly log-normal): on their logs the noise is
+    symmetric, so one spread judges the slow and the fast alike.
+    """
+    logs = sorted(math.log(max(v, 1.0)) for v in values)
+    centre = median(logs)
+    return centre, MAD_SIGMA * mad(logs, centre)

@@ -25,9 +25,22 @@ STAGE_MIN_TASKS = 4
 # median: a task less than a second slower than its peers cannot keep a job waiting
 # long enough to be worth a person's attention.
 STRAGGLER_MIN_EXCESS_MS = 1_000
-# ... and lie beyond Tukey's "far out" fence, p75 + 3 x (p75 - p25): in a stage whose
-# durations already spread widely (a heavy tail), only the truly separate ones count.
-FAR_OUT_IQR = 3.0
+# ... and lie far out on the log scale, where task times' noise is symmetric (they are
+# roughly log-normal). How far: in robust sigmas above the log of the stage's median, beyond
+# where the slowest of that many healthy tasks lies by chance (about sqrt(2 ln n) sigmas:
+# 2.1 for 10 tasks, 3.5 for 500). Each tier is (sigmas beyond chance, the least share of the
+# run that replaying the task at the stage's median must save): far out on its own, or
+# less far out when it held the whole job up (in a small stage the spread is uncertain, but
+# a task that cost a third of the run is a straggler). A fence on raw durations (Tukey's,
+# p75 + 3 IQR) sits near 3.5x the median for log-normal times of sigma 0.5, which a
+# 200-task stage crosses by chance.
+STRAGGLER_TIERS: tuple[tuple[float, float], ...] = ((2.5, 0.0), (2.0, 0.1), (1.0, 0.3))
+# The sigma is the median absolute deviation of the stage's log durations (times
+# MAD_SIGMA), shrunk toward the job's typical sigma (the median of its stages') as if the
+# job had lent SHRINK_TASKS tasks (four tasks say little about a spread), and never under
+# SIGMA_FLOOR (10%: the noise of a quiet cluster).
+SHRINK_TASKS = 10
+SIGMA_FLOOR = 0.1
 # At most this many straggler findings per stage, the slowest first: a stage with more
 # slow tasks than that has a wider problem, which the worst few already show.
 STRAGGLERS_PER_STAGE = 3
@@ -35,35 +48,75 @@ STRAGGLERS_PER_STAGE = 3
 # A slow task whose input rows are at least this many times the stage's median input
 # is skewed data (data-skew), not a slow task (straggler)...
 SKEW_ROWS_RATIO = MODERATE
+# Its rows are a second, independent sign: its time need only be beyond chance (SKEW_Z
+# sigmas more than the slowest of that many healthy tasks).
+SKEW_Z = 0.0
 # ... when its time follows its rows: its time ratio is at most this many times its rows
 # ratio (joins and sorts grow faster than their input, but not by an order of magnitude).
+# In a noisy stage a task's time strays from its rows as much as any task's: the slack is
+# at least SKEW_SLACK_SIGMAS of the stage's sigmas (e^(2.5 x 0.6) = 4.5x at sigma 0.6).
 SKEW_TIME_SLACK = MODERATE
+SKEW_SLACK_SIGMAS = 2.5
 
-# Failed attempts in a job that succeeded are a warning when at least this share of a
-# stage's attempts failed (a flaky node or input), else info (a retry now and then).
-FAILED_SHARE_WARNING = 0.1
-
-# A slow executor needs this many successful attempts in stages it shares with other
-# executors: one or two tasks are a straggler's evidence, not a node's.
+# A slow executor is judged per task: each of its successful attempts against the median of
+# the other executors' attempts of the same stage, on the log scale. It is slow when its
+# median attempt is at least MODERATE times theirs and the evidence is far out: its median
+# log ratio is at least EXECUTOR_Z standard errors (the stages' robust sigmas over the root
+# of its attempts) above zero. An executor that ran more tasks at normal speed has a median
+# ratio near 1, however many slow tasks landed on it. The evidence of many tasks is strong,
+# so a node only LOW times slower (info) is reported: it costs every wave it runs.
+EXECUTOR_Z = 4.5
+EXECUTOR_MIN_RATIO = LOW
+# It needs this many successful attempts in stages shared with other executors: one or two
+# tasks are a straggler's evidence, not a node's (the median of two is their mean).
 EXECUTOR_MIN_TASKS = 3
-# ... and its median task must be at least this much slower than its peers' in every
-# such stage (the same reasoning as STRAGGLER_MIN_EXCESS_MS).
+# ... and its median task must be at least this much slower than its peers' (the same
+# reasoning as STRAGGLER_MIN_EXCESS_MS).
 EXECUTOR_MIN_EXCESS_MS = 500
-# When at least this many slow tasks of a stage all ran on one executor, that is one
-# slow-executor finding, not that many stragglers.
-SAME_EXECUTOR_MIN_TASKS = 2
 
-# A job's wait in the queue counts when it lasted at least this long (and the time from
-# queued to completed is at least MODERATE times its run).
-QUEUED_MIN_MS = 5_000
+# A job's wait in the queue counts when it lasted at least this long and was at least
+# QUEUED_MIN_SHARE of the time from submission to end (under MODERATE times the run, info).
+QUEUED_MIN_MS = 1_000
+QUEUED_MIN_SHARE = 0.1
 
-# Idle stretches shorter than this are scheduling between stages, not idling.
+# Idle stretches shorter than this are scheduling between stages, not idling...
 IDLE_MIN_GAP_MS = 1_000
+# ... and the longer ones count when together they are at least this share of the run.
+IDLE_MIN_SHARE = 0.1
+
+# What a finding cost (its impact_ms: how much earlier the job would have ended without it,
+# from a replay of its tasks) weighs in its severity: one that cost under this share of the
+# job's run time and under IMPACT_MATTERS_MS is info at most, whatever its ratio...
+IMPACT_MATTERS_SHARE = 0.05
+IMPACT_MATTERS_MS = 1_000
+# ... one that cost at least this share of it (and IMPACT_MATTERS_MS) is a warning at least,
+# whatever its ratio (a queue that added a quarter to the job's time matters)...
+IMPACT_WARNING_SHARE = 0.2
+# ... and one that cost under this share of the run is a warning at most.
+IMPACT_CRITICAL_SHARE = 0.25
 
 # Error texts are quoted in messages up to this many characters (they can be pages long).
 ERROR_CHARS = 160
 # A failed-attempts message quotes at most this many distinct errors.
 ERRORS_QUOTED = 3
+
+
+def weighed(grade: FindingSeverity, impact_ms: int | None, run_ms: int) -> FindingSeverity:
+    """Cap a ratio's grade by what the finding cost the job (unchanged when it has no cost)."""
+    if impact_ms is None:
+        return grade
+    if impact_ms < IMPACT_MATTERS_SHARE * run_ms and impact_ms < IMPACT_MATTERS_MS:
+        return FindingSeverity.INFO
+    if grade is FindingSeverity.CRITICAL and impact_ms < IMPACT_CRITICAL_SHARE * run_ms:
+        return FindingSeverity.WARNING
+    if impact_ms >= max(IMPACT_WARNING_SHARE * run_ms, IMPACT_MATTERS_MS):
+        return max(grade, FindingSeverity.WARNING, key=lambda s: s.rank)
+    return grade
+
+
+def at_least_info(ratio: float) -> FindingSeverity:
+    """Grade a ratio with the bands, info below MODERATE (for kinds judged by other means)."""
+    return severity(ratio) or FindingSeverity.INFO
 
 
 def severity(ratio: float) -> FindingSeverity | None:

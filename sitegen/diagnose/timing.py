@@ -21,9 +21,9 @@ def queued(queued_at: int, started_at: int, completed_at: int) -> Finding | None
         return None
     wait, run = started_at - queued_at, completed_at - started_at
     ratio = (wait + run) / max(run, 1)
-    grade = th.severity(ratio)
-    if grade is None or wait < th.QUEUED_MIN_MS:
+    if wait < th.QUEUED_MIN_MS or wait < th.QUEUED_MIN_SHARE * (wait + run):
         return None
+    grade = th.at_least_info(ratio)
     return _job_finding(
         FindingKind.QUEUED,
         grade,
@@ -76,10 +76,10 @@ def idle(tasks: list[TaskEnd], started_at: int, completed_at: int) -> Finding | 
     total = sum(g.length for g in gaps)
     if total <= 0:
         return None
-    ratio = run / max(run - total, 1)
-    grade = th.severity(ratio)
-    if grade is None:
+    if total < th.IDLE_MIN_SHARE * run:
         return None
+    ratio = run / max(run - total, 1)
+    grade = th.at_least_info(ratio)
     longest = max(gaps, key=lambda g: g.length)
     return _job_finding(
         FindingKind.IDLE,

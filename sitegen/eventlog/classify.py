@@ -42,12 +42,16 @@ class Candidate(NamedTuple):
 def judge(log: LogFile, read: LogRead) -> Verdict:
     """Classify one read log: its problems, and the job id it can be published under."""
     name = log.key
+    damaged = read.damage_message()
     if read.job_end is None:
         message = read.message
         if read.classification is Classification.INCOMPLETE and log.running:
             message = "still running (.eventlog.running): no JobEnd record yet"
         kind = _PROBLEM_OF[read.classification]
-        return Verdict([Problem(kind, name, message, read.line, log.name_id)])
+        problems = [Problem(kind, name, message, read.line, log.name_id)]
+        if damaged is not None and read.classification is Classification.INCOMPLETE:
+            problems.append(Problem(ProblemKind.DAMAGED_LINES, name, damaged, None, log.name_id))
+        return Verdict(problems)
     job_id = read.job_end.index.job_id
     reason = unsafe_id_reason(job_id)
     if reason is not None:
@@ -64,6 +68,8 @@ def judge(log: LogFile, read: LogRead) -> Verdict:
                 job_id,
             )
         )
+    if damaged is not None:
+        verdict.problems.append(Problem(ProblemKind.DAMAGED_LINES, name, damaged, None, job_id))
     return verdict
 
 

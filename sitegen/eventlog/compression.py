@@ -6,7 +6,7 @@ import gzip
 import io
 import zlib
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     import zstandard
@@ -19,6 +19,11 @@ COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 CHUNK = 64 * 1024
 # Lines are read from a buffer this large, so short lines cost no per-line system call.
 BUFFER = 1024 * 1024
+# Compressed bytes inflated per step. zstd inflates at most 128 KiB per 4-byte block
+# (32,768:1): one step never makes more than 8 MiB, whatever the file (a 64 KiB chunk of a
+# bomb made 2 GiB at once). gzip is bounded by its reader (at most 1,032:1, asked for in
+# small reads).
+ZSTD_STEP = 256
 
 
 class DamagedStream(Exception):
@@ -30,14 +35,14 @@ def compression_of(path: Path) -> str | None:
     return COMPRESSIONS.get(path.suffix)
 
 
-def open_compressed(path: Path, compression: str) -> IO[bytes]:
+def open_compressed(path: Path, compression: str) -> io.RawIOBase | io.BufferedIOBase:
     """Open a compressed log as a stream of its plain bytes."""
     if path.stat().st_size == 0:
         # A plain empty log is a job that just started; an empty archive is a failed compression.
         raise DamagedStream(f"the file is empty (no {compression} data)")
     if compression == "gzip":
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    return io.BufferedReader(_ZstdStream(path.open("rb")), BUFFER)
+        return gzip.GzipFile(path, "rb")
+    return _ZstdStream(path.open("rb"))  # raw: the caller buffers it
 
 
 # Everything a damaged compressed stream can raise while it is read.
@@ -71,6 +76,8 @@ class _ZstdStream(io.RawIOBase):
         self._out = b""
         self._pos = 0
         self._done = False
+        self._in = memoryview(b"")
+        self._in_pos = 0
 
     def readable(self) -> bool:
         """Say that this stream can be read."""
@@ -79,20 +86,24 @@ class _ZstdStream(io.RawIOBase):
     def readinto(self, buffer: WriteableBuffer) -> int:
         """Fill ``buffer`` with plain bytes; 0 only at the clean end of the last frame."""
         while self._pos >= len(self._out) and not self._done:
-            chunk = self._source.read(CHUNK)
-            if not chunk:
-                self._done = True
-                if self._in_frame:
-                    raise DamagedStream("zstd data is truncated (the file ends mid-frame)")
-                break
-            self._feed(chunk)
+            if self._in_pos >= len(self._in):
+                chunk = self._source.read(CHUNK)
+                if not chunk:
+                    self._done = True
+                    if self._in_frame:
+                        raise DamagedStream("zstd data is truncated (the file ends mid-frame)")
+                    break
+                self._in, self._in_pos = memoryview(chunk), 0
+            step = self._in[self._in_pos : self._in_pos + ZSTD_STEP]
+            self._in_pos += ZSTD_STEP
+            self._feed(step)
         view = memoryview(buffer).cast("B")
         n = min(len(view), len(self._out) - self._pos)
         view[:n] = memoryview(self._out)[self._pos : self._pos + n]
         self._pos += n
         return n
 
-    def _feed(self, data: bytes) -> None:
+    def _feed(self, data: bytes | memoryview) -> None:
         """Decompress ``data``, starting a new frame wherever one ends."""
         out = []
         try:

@@ -24,20 +24,48 @@ LogDirs = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 def as_log_dirs(given: LogDirs) -> tuple[Path, ...]:
-    """Return the log dirs as a tuple of paths: the one place they are normalised."""
+    """Return the log dirs as a tuple of paths, each directory once: normalised here alone."""
     if isinstance(given, str | os.PathLike):
         return (Path(given),)
-    return tuple(Path(d) for d in given)
+    # The same directory named twice (``logs``, ``./logs/``) is read once.
+    return tuple(distinct_dirs([Path(d) for d in given])[0])
 
 
 def check_log_dir(log_dir: Path) -> None:
     """Refuse an event-log dir that is missing, not a directory, or not readable."""
-    if not log_dir.exists():
-        raise UsageError("event-log dir does not exist", log_dir)
-    if not log_dir.is_dir():
+    try:
+        st = os.stat(log_dir)
+    except FileNotFoundError:
+        raise UsageError("event-log dir does not exist", log_dir) from None
+    except OSError as exc:  # a parent that cannot be searched, a loop of links
+        raise UsageError(f"event-log dir cannot be read: {exc.strerror}", log_dir) from None
+    if not stat.S_ISDIR(st.st_mode):
         raise UsageError("event-log dir is not a directory", log_dir)
     if not os.access(log_dir, os.R_OK | os.X_OK):
         raise UsageError("event-log dir is not readable", log_dir)
+
+
+def distinct_dirs(log_dirs: Sequence[Path]) -> tuple[list[Path], list[tuple[Path, Path]]]:
+    """Return the dirs with each directory once, and each one left out with the one kept.
+
+    ``logs`` and ``./logs/``, or a link to it, are one directory (same device and inode):
+    read twice, every log would be a duplicate of itself.
+    """
+    kept: list[Path] = []
+    dropped: list[tuple[Path, Path]] = []
+    seen: dict[tuple[int, int], Path] = {}
+    for log_dir in log_dirs:
+        try:
+            st = os.stat(log_dir)
+        except OSError:
+            kept.append(log_dir)  # missing or unreadable: reading it says why
+            continue
+        first = seen.setdefault((st.st_dev, st.st_ino), log_dir)
+        if first is log_dir:
+            kept.append(log_dir)
+        else:
+            dropped.append((log_dir, first))
+    return kept, dropped
 
 
 def list_dirs(log_dirs: Sequence[Path]) -> list[list[str]]:

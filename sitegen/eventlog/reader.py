@@ -12,8 +12,17 @@ from typing import IO, Any
 
 import msgspec
 
-from sitegen.eventlog import compression, schema
+from sitegen.eventlog import compression, damage, schema
 from sitegen.eventlog.filekind import open_regular
+from sitegen.eventlog.limits import (
+    DEFAULT_LIMITS,
+    Counted,
+    Held,
+    Lines,
+    LogLimits,
+    OverLimit,
+    log_too_big,
+)
 from sitegen.model import Classification
 
 
@@ -34,6 +43,23 @@ class LogRead:
     skipped_lines: int = 0
     binary_line: int | None = None
     unknown_kinds: Counter[str] = field(default_factory=Counter)
+    # Whole lines that did not decode, by the kind they name ("": none): the first line
+    # numbers, and how many (see ``damage``).
+    damaged: dict[str, list[int]] = field(default_factory=dict)
+    damaged_counts: Counter[str] = field(default_factory=Counter)
+
+    def damage_message(self) -> str | None:
+        """Say which lines did not decode (``3 of 36 TaskEnd lines unreadable: …``), or None."""
+        if not self.damaged_counts:
+            return None
+        counts = self.damaged_counts
+        totals = {
+            "TaskEnd": len(self.tasks) + counts["TaskEnd"],
+            "StageStart": len(self.stage_starts) + counts["StageStart"],
+            "StageEnd": len(self.stage_ends) + counts["StageEnd"],
+            "JobStart": (self.job_start is not None) + counts["JobStart"],
+        }
+        return damage.message(self.damaged, counts, totals)
 
 
 TASK_END_PREFIX = b'{"ev":"TaskEnd","version":1,'
@@ -41,15 +67,18 @@ JOB_END_PREFIX = b'{"ev":"JobEnd","version":1,'
 READ_BUFFER = 1 << 20
 
 
-def open_log(path: Path) -> IO[bytes]:
-    """Open a log for binary streaming, decompressing ``.gz`` and ``.zst`` on the fly."""
+def open_log(path: Path, limits: LogLimits = DEFAULT_LIMITS) -> IO[bytes]:
+    """Open a log for binary streaming, decompressing ``.gz`` and ``.zst`` on the fly.
+
+    Reading past ``limits.max_log_bytes`` of plain bytes raises ``OverLimit``.
+    """
     # Only regular files: a FIFO or device put in a log's place must not block the build.
     raw = open_regular(path)
     kind = compression.compression_of(path)
     if kind is None:
-        return io.BufferedReader(raw.detach(), READ_BUFFER)
+        return io.BufferedReader(Counted(raw.detach(), limits), READ_BUFFER)
     raw.close()
-    return compression.open_compressed(path, kind)
+    return io.BufferedReader(Counted(compression.open_compressed(path, kind), limits), READ_BUFFER)
 
 
 def refused(path: Path, why: str) -> LogRead:
@@ -69,10 +98,13 @@ def _is_binary(line: bytes) -> bool:
     return False
 
 
-def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead:
+def read_log(
+    path: str | os.PathLike[str], held: bytes | None = None, limits: LogLimits = DEFAULT_LIMITS
+) -> LogRead:
     """Read and classify one log; never raises for what is inside the file.
 
-    ``held`` is the plain log's bytes when the caller already read them.
+    ``held`` is the plain log's bytes when the caller already read them; ``limits`` bound
+    the bytes the log and each of its lines may hold (see ``limits``).
     """
     path = Path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
@@ -87,9 +119,14 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
     sharing = held is None
     shared: dict[str, str] = {}
     share = shared.setdefault
+    compressed = compression.compression_of(path) is not None
+    reading: Lines | None = None
     try:
-        with open_log(path) if held is None else io.BytesIO(held) as stream:
-            for lineno, line in enumerate(stream, 1):
+        if not compressed:
+            _check_size(path, held, limits)
+        with open_log(path, limits) if held is None else Held(held) as stream:
+            reading = Lines(stream, limits)
+            for lineno, line in reading:
                 # Fast path: TaskEnd is nearly every line; decode it in one pass.
                 if line.startswith(TASK_END_PREFIX):
                     try:
@@ -113,28 +150,40 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
                         pass  # the general path classifies it and says why
                     else:
                         result.line = lineno
+                        if damage.duplicate_kind(line):
+                            return _malformed(result, damage.DUPLICATE_EV, lineno)
                         _completed(result, job_end, config)
-                        _check_rest(stream, path)
+                        _check_rest(reading, compressed)
                         return result
                 try:
                     env = decode_envelope(line)
                 except msgspec.DecodeError as exc:
                     if _damaged_job_end(line):
                         return _malformed(result, f"damaged JobEnd record: {exc}", lineno)
-                    if line.strip():
-                        _skip(result, line, lineno)
+                    _skip(result, line, lineno)
                     continue
                 records += 1
+                if env.ev != "JobEnd" and _damaged_job_end(line) and damage.duplicate_kind(line):
+                    # {"ev":"JobEnd",…,"ev":"X"}: the last "ev" wins, and the job would look
+                    # as if it were still running.
+                    return _malformed(result, damage.DUPLICATE_EV, lineno)
                 if _take(result, env, line, lineno):
-                    _check_rest(stream, path)
+                    if result.classification is Classification.COMPLETED and damage.duplicate_kind(
+                        line
+                    ):
+                        return _malformed(result, damage.DUPLICATE_EV, lineno)
+                    _check_rest(reading, compressed)
                     return result
     except RecursionError:
         # msgspec recurses once per nesting level: a record nested thousands of levels deep
         # exhausts the stack. No Ballista record nests that deep; the line is damage.
         return _malformed(result, "a record is nested too deeply to decode", lineno)
+    except OverLimit as exc:
+        return _damaged(result, exc.message, exc.line)
     except compression.DAMAGE_ERRORS as exc:
         # Checked before OSError: a bad gzip header is an OSError too, but it is damage.
-        return _damaged(result, compression.damage_message(exc), lineno + 1)
+        where = reading.lineno if reading is not None else lineno
+        return _damaged(result, compression.damage_message(exc), where + 1)
     except OSError as exc:
         result.classification = Classification.UNREADABLE
         result.message = exc.strerror or str(exc)
@@ -143,6 +192,11 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
         result.classification = Classification.UNREADABLE
         result.message = "not UTF-8 text (binary data)"
         result.line = result.binary_line
+    elif compressed and reading is not None and reading.lineno == 0:
+        # Compressed logs are finished files: one that holds nothing is a failed compression.
+        kind = compression.compression_of(path)
+        result.classification = Classification.UNREADABLE
+        result.message = f"the {kind} data holds nothing (an empty log)"
     elif records == 0 and result.skipped_lines > 0:
         result.classification = Classification.NOT_A_LOG
         result.message = "no event-log records in the file"
@@ -151,11 +205,20 @@ def read_log(path: str | os.PathLike[str], held: bytes | None = None) -> LogRead
     return result
 
 
-def _check_rest(stream: IO[bytes], path: Path) -> None:
+def _check_size(path: Path, held: bytes | None, limits: LogLimits) -> None:
+    """Refuse a plain log past the log limit before reading any of it."""
+    try:
+        size = len(held) if held is not None else os.stat(path).st_size
+    except OSError:
+        return  # opening it says why
+    if size > limits.max_log_bytes:
+        raise log_too_big(limits)
+
+
+def _check_rest(reading: Lines, compressed: bool) -> None:
     """Decompress what follows JobEnd, so a truncated or corrupt archive cannot pass."""
-    if compression.compression_of(path) is not None:
-        while stream.read(compression.CHUNK):
-            pass
+    if compressed:
+        reading.drain()
 
 
 _JOB_END_KIND = re.compile(rb'"ev"\s*:\s*"JobEnd"')
@@ -176,7 +239,7 @@ def _malformed(result: LogRead, message: str, line: int) -> LogRead:
     return result
 
 
-def _damaged(result: LogRead, message: str, line: int) -> LogRead:
+def _damaged(result: LogRead, message: str, line: int | None) -> LogRead:
     """Classify a log whose compressed stream broke: nothing from it is served."""
     result.classification = Classification.UNREADABLE
     result.message = message
@@ -186,11 +249,22 @@ def _damaged(result: LogRead, message: str, line: int) -> LogRead:
     return result
 
 
-def _skip(result: LogRead, line: bytes, lineno: int) -> None:
-    """Count an unreadable line, remembering the first one that is binary garbage."""
+def _skip(result: LogRead, line: bytes, lineno: int, kind: str | None = None) -> None:
+    """Count an unreadable line, remembering the first one that is binary garbage.
+
+    A whole line is damage, counted by the kind it names (``kind``, else read from it);
+    a last line without its newline is a record still being written.
+    """
     result.skipped_lines += 1
     if result.binary_line is None and _is_binary(line):
         result.binary_line = lineno
+    if line.endswith(b"\n"):
+        if kind is None:
+            kind = damage.kind_of(line)
+        result.damaged_counts[kind] += 1
+        kept = result.damaged.setdefault(kind, [])
+        if len(kept) < damage.LINES_KEPT:
+            kept.append(lineno)
 
 
 _PROGRESS: dict[str, tuple[msgspec.json.Decoder[Any], str]] = {
@@ -209,14 +283,14 @@ def _take(result: LogRead, env: schema.Envelope, line: bytes, lineno: int) -> bo
         try:
             getattr(result, attr).append(decoder.decode(env.data))
         except msgspec.DecodeError:
-            _skip(result, line, lineno)
+            _skip(result, line, lineno, kind)
     elif kind == "JobEnd":
         return _take_job_end(result, env, lineno)
     elif kind == "JobStart":
         try:
             result.job_start = schema.JOB_START_DECODER.decode(env.data)
         except msgspec.DecodeError:
-            _skip(result, line, lineno)
+            _skip(result, line, lineno, kind)
     else:
         # Forward compatibility: kinds from later schedulers are skipped, never fatal.
         result.unknown_kinds[kind] += 1

@@ -181,13 +181,17 @@ def signature(*parts: object) -> str:
 
 
 def findings_cell(findings: Sequence[Finding]) -> str:
-    """Return the findings column's cell: how many, and the worst severity (sorts by both)."""
+    """Return the findings column's cell: how many, and the worst severity (sorts by cost).
+
+    The sort key is the largest cost (impact_ms) of its findings, then the worst severity.
+    """
     if not findings:
         return _NO_FINDINGS
     worst = max(f.severity.rank for f in findings)
     word = next(f.severity for f in findings if f.severity.rank == worst)
+    cost = max((f.impact_ms or 0 for f in findings), default=0)
     return (
-        f'<td data-v="{(worst + 1) * 1_000_000 + len(findings)}">'
+        f'<td data-v="{cost * 10 + worst + 1}">'
         f'<span class="severity {word}">{len(findings)} {word}</span></td>'
     )
 

@@ -13,6 +13,7 @@ from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.trace import trace
+from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.notes import Note
 from sitegen.eventlog.payload import PERCENTILE_KEYS, as_int
 from sitegen.eventlog.reader import LogRead
@@ -33,6 +34,7 @@ from sitegen.render.templates import default_template_dir, environment, template
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 from sitegen.text import formatting
+from sitegen.text.shorten import Whole
 
 JOBS_PER_EXECUTOR = 50
 
@@ -77,6 +79,7 @@ class PageRenderer:
         raw_logs: bool = True,
         cache_key: str = "",
         follow_links: bool = False,
+        limits: LogLimits = DEFAULT_LIMITS,
     ) -> None:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
@@ -84,8 +87,10 @@ class PageRenderer:
         self.base_url = base_url
         self.notes_dirs = list(notes_dirs)
         self.raw_logs = raw_logs
-        # Notes linked out of the log dirs are read only then (see builder/notes.py).
+        # Notes linked out of the log dirs are read only then (see eventlog/notes.py).
         self.follow_links = follow_links
+        # The most one log and one line may hold (see eventlog/limits.py).
+        self.limits = limits
         # Says which templates these are (the build fingerprint): environments are shared
         # per process under it, so a changed template (sitegen serve) is never served stale.
         self.cache_key = cache_key
@@ -130,7 +135,7 @@ class PageRenderer:
             timestamp=formatting.timestamp,
             timestamp_ms=formatting.timestamp_ms,
             compute_time=formatting.compute_time,
-            page_text=formatting.page_text,
+            page_text=lambda text: Whole(formatting.page_text(text)),
             filesize=formatting.filesize,
             status_class=status_class,
             lane_id=urls.lane_anchor,
@@ -218,9 +223,15 @@ class PageRenderer:
         job_id = summary.job_id
         page = urls.job_page(job_id)
         job = job_page(read, analysis, page, render_md(note.text) if note else None, context)
-        writer.write(page, self.render("job.html", page, job=job, fragments=[job.timeline_svg]))
+        damaged = read.damage_message()
+        html = self.render("job.html", page, job=job, damaged=damaged, fragments=[job.timeline_svg])
+        writer.write(page, html)
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
-        writer.write(urls.findings_file(job_id), findings_json(job_id, summary.findings))
+        regression = context.regression if context else None
+        writer.write(
+            urls.findings_file(job_id),
+            findings_json(job_id, summary.findings, summary.what_if, regression),
+        )
         writer.write(
             urls.trace_file(job_id), trace(job_id, read.tasks, [i.stage for i in job.stages])
         )

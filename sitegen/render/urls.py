@@ -48,7 +48,9 @@ _PLAIN_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 # An absolute path, or an http(s) URL; no spaces, query or fragment.
-_BASE_URL = re.compile(r"(?:https?://[^/\s?#]+)?/(?:[^\s?#]*/)?")
+# A path starts with one slash: ``//host/`` (and ``/\\host/``, which browsers read alike)
+# would lead to another host.
+_BASE_URL = re.compile(r"(?:https?://[^/\\\s?#]+)?/(?![/\\])(?:[^\\\s?#]*/)?")
 
 
 def base_url(text: str) -> str:
@@ -58,8 +60,8 @@ def base_url(text: str) -> str:
     url = text if text.endswith("/") else text + "/"
     if not _BASE_URL.fullmatch(url):
         raise ValueError(
-            f"base URL {text!r} must be an absolute path (/history/) or an http(s) URL, "
-            "without spaces, query or fragment"
+            f"base URL {text!r} must be a path starting with a single / (/history/) or an "
+            "http(s) URL, without spaces, backslashes, query or fragment"
         )
     return url
 

@@ -17,6 +17,8 @@ import re
 
 from markupsafe import Markup
 
+from sitegen.text.shorten import Whole, shorten
+
 # Control characters are parse errors in HTML (a NUL in a job name broke 867 pages): C0 but
 # tab, newline, form feed and carriage return; DEL; C1. Kept visible, never dropped.
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
@@ -41,6 +43,8 @@ def visible_controls(text: str) -> str:
 def finalize(value: object) -> object:
     """Scrub every value a template prints (Jinja's ``finalize``): text and markup alike."""
     if value.__class__ is str:
+        return visible_controls(shorten(value))
+    if isinstance(value, Whole):
         return visible_controls(value)
     # Markup made elsewhere (Markdown, cells, pictures) keeps being markup. Fragments are
     # spliced in as bytes (their builders escape through visible_controls already), and
@@ -57,7 +61,7 @@ def esc(text: str) -> str:
     # mixes template and string-built parts then escapes one way. The checks skip the
     # copies: log text rarely holds any of these characters. Control characters first, as
     # the templates' ``finalize`` does.
-    text = visible_controls(text)
+    text = visible_controls(shorten(text))
     if "&" in text:
         text = text.replace("&", "&amp;")
     if "<" in text:

@@ -56,3 +56,8 @@ class Base:
     def site_files(self) -> set[str]:
         """Return the site-wide files (not job directories) the site holds."""
         return {path for (path,) in self.db.execute("SELECT path FROM site_file")}
+
+    def meta_value(self, name: str) -> str | None:
+        """Return one meta row's value (None when it is not recorded)."""
+        row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])

@@ -83,6 +83,10 @@ class ReduceQueries(Base):
         )
         return rows.fetchall()
 
+    def published_id_keys(self) -> Iterator[tuple[str, str]]:
+        """Yield ``(job_id, key)`` of every published job."""
+        yield from self.db.execute("SELECT job_id, key FROM log WHERE published")
+
     def published_names(self) -> list[str]:
         """Return the names of the published jobs (the empty name aside), sorted."""
         rows = self.db.execute(

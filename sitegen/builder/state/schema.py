@@ -17,7 +17,7 @@ DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 DAY_MS = 86_400_000
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 7
+FORMAT = 8
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode

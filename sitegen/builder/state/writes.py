@@ -16,6 +16,10 @@ from sitegen.model import ExecutorStats
 class Writes(Base):
     """The build's writes, all in its one transaction."""
 
+    def set_meta(self, name: str, value: str) -> None:
+        """Record one meta row (in the build's transaction)."""
+        self._meta({name: value})
+
     def set_chosen(self, chosen: Chosen) -> None:
         """Record what this build's selection decided (the site's size is measured anew)."""
         self._meta({"chosen": encode_json(chosen).decode()})

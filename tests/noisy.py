@@ -1,0 +1,226 @@
+"""Jobs with realistic noise, and planted anomalies of known cost (tests and the benchmark).
+
+Task durations are log-normal around each stage's median; tasks run in waves on executor
+slots (each task on the first slot free); stages form a chain, with a join now and then.
+A planted anomaly's cost is known by construction: the same job is simulated again without
+it, with the same random draws, and the difference in run time is its cost.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sitegen.diagnose.diagnosis import JobFacts
+from sitegen.eventlog.payload import Stage, TaskSummary
+from sitegen.eventlog.schema import TaskEnd
+
+Kind = Literal["straggler", "data-skew", "slow-executor", "failed-attempts", "queued", "idle"]
+KINDS: tuple[Kind, ...] = (
+    "straggler",
+    "data-skew",
+    "slow-executor",
+    "failed-attempts",
+    "queued",
+    "idle",
+)
+T0 = 1_767_225_600_000
+ROWS = 500_000
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What one job looks like before any anomaly is planted."""
+
+    sigma: float
+    executors: int
+    slots: int
+    # Per stage: tasks and median task time (ms); stages are numbered from 1.
+    tasks: list[int]
+    medians: list[int]
+    edges: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One anomaly: its kind, where (stage, task, executor) and how strong."""
+
+    kind: Kind
+    stage: int | None = None
+    task: int | None = None
+    executor: str | None = None
+    factor: float = 1.0
+    # Failed attempts: how many tasks of the stage had one; idle and queued: ms.
+    count: int = 0
+    ms: int = 0
+
+
+@dataclass
+class Sim:
+    """A simulated job: its facts for the diagnosis, and its run time."""
+
+    facts: JobFacts
+    run_ms: int
+    waited_ms: int = 0
+    plant: Plant | None = None
+    cost_ms: int = 0
+    stage_tasks: dict[int, list[int]] = field(default_factory=dict)
+
+
+def draw_shape(
+    rng: random.Random,
+    sigma: tuple[float, float] = (0.2, 0.6),
+    tasks: tuple[int, int] = (4, 500),
+    executors: tuple[int, int] = (2, 16),
+    stages: tuple[int, int] = (2, 6),
+) -> Shape:
+    """Draw a job's shape: spread, executors and slots, stages with tasks and median times."""
+    count = rng.randint(*stages)
+    lo, hi = math.log(tasks[0]), math.log(tasks[1])
+    edges = [(s, s + 1) for s in range(1, count)]
+    if count >= 3 and rng.random() < 0.3:  # stages 1 and 2 both feed stage 3
+        edges = [(1, 3), (2, 3)] + [(s, s + 1) for s in range(3, count)]
+    return Shape(
+        sigma=rng.uniform(*sigma),
+        executors=rng.randint(*executors),
+        slots=rng.choice((1, 2, 4, 4, 8)),
+        tasks=[round(math.exp(rng.uniform(lo, hi))) for _ in range(count)],
+        medians=[
+            round(math.exp(rng.uniform(math.log(200), math.log(20_000)))) for _ in range(count)
+        ],
+        edges=edges,
+    )
+
+
+def simulate(shape: Shape, seed: int, plant: Plant | None = None) -> Sim:
+    """Run the job on its slots and record it as the diagnosis reads a log."""
+    rng = random.Random(seed)
+    names = [f"exec-{n + 1}" for n in range(shape.executors)]
+    free = [(0, e, s) for e in range(shape.executors) for s in range(shape.slots)]
+    heapq.heapify(free)
+    producers: dict[int, list[int]] = {}
+    for a, b in shape.edges:
+        producers.setdefault(b, []).append(a)
+    stage_end: dict[int, int] = {}
+    ends: list[TaskEnd] = []
+    stages: list[tuple[Stage, list[TaskEnd]]] = []
+    run_end = 0
+    for sid, (count, med) in enumerate(zip(shape.tasks, shape.medians, strict=True), 1):
+        ready = max((stage_end[p] for p in producers.get(sid, ())), default=0)
+        ready += rng.randint(5, 50)
+        if plant is not None and plant.kind == "idle" and plant.stage == sid:
+            ready += plant.ms
+        failing = set()
+        if plant is not None and plant.kind == "failed-attempts" and plant.stage == sid:
+            picker = random.Random(seed * 1_000 + sid)  # the job's own draws stay the same
+            failing = set(picker.sample(range(count), min(count, plant.count)))
+        mine: list[TaskEnd] = []
+        rows: list[TaskSummary] = []
+        last = ready
+        for tid in range(count):
+            took = med * math.exp(rng.gauss(0.0, shape.sigma))
+            n_rows = round(ROWS * math.exp(rng.gauss(0.0, 0.15)))
+            jitter = rng.randint(0, 20)
+            fail_at = rng.uniform(0.2, 1.0)
+            if plant is not None:
+                if plant.kind == "straggler" and (plant.stage, plant.task) == (sid, tid):
+                    took *= plant.factor
+                if plant.kind == "data-skew" and (plant.stage, plant.task) == (sid, tid):
+                    took *= plant.factor
+                    n_rows = round(n_rows * plant.factor)
+            tries = 2 if tid in failing else 1
+            begin = ready + jitter
+            for attempt in range(tries):
+                at, e, s = heapq.heappop(free)
+                start = max(at, begin)
+                length = took
+                if (
+                    plant is not None
+                    and plant.kind == "slow-executor"
+                    and names[e] == plant.executor
+                ):
+                    length *= plant.factor
+                ok = attempt + 1 == tries
+                if not ok:
+                    length *= fail_at
+                end = start + max(1, round(length))
+                heapq.heappush(free, (end, e, s))
+                begin = end
+                status: object = "Successful"
+                if not ok:
+                    status = {"Failed": {"reason": "ExecutionError", "error": "fetch failed"}}
+                record = TaskEnd(sid, tid, names[e], status, T0 + start, T0 + end)
+                mine.append(record)
+                rows.append(
+                    TaskSummary(
+                        id=tid + attempt * count,
+                        status=status,
+                        partition_id=[tid],
+                        start_exec_time=T0 + start,
+                        end_exec_time=T0 + end,
+                        exec_duration=end - start,
+                        input_rows=n_rows if ok else 0,
+                        output_rows=n_rows // 10 if ok else 0,
+                    )
+                )
+                last = max(last, end)
+        stage_end[sid] = last
+        run_end = max(run_end, last)
+        ends.extend(mine)
+        stage = Stage(
+            stage_id=str(sid),
+            stage_status="Successful",
+            input_rows=sum(r.input_rows or 0 for r in rows),
+            output_rows=sum(r.output_rows or 0 for r in rows),
+            tasks=rows,
+        )
+        stages.append((stage, mine))
+    run_end += rng.randint(5, 30)
+    waited = rng.randint(5, 400)
+    if plant is not None and plant.kind == "queued":
+        waited += plant.ms
+    facts = JobFacts(
+        job_id=f"noisy-{seed}",
+        failed=False,
+        queued_at=T0 - waited,
+        started_at=T0,
+        completed_at=T0 + run_end,
+        tasks=ends,
+        stages=stages,
+        stage_edges=[(str(a), str(b)) for a, b in shape.edges],
+    )
+    return Sim(facts, run_end, waited, plant)
+
+
+def planted(shape: Shape, seed: int, kind: Kind, rng: random.Random) -> Sim:
+    """Simulate the job with one anomaly of ``kind``; its cost is against the same job without."""
+    sid = rng.randint(1, len(shape.tasks))
+    plant: Plant
+    if kind == "straggler":
+        plant = Plant(kind, sid, rng.randrange(shape.tasks[sid - 1]), factor=_factor(rng, 3, 40))
+    elif kind == "data-skew":
+        plant = Plant(kind, sid, rng.randrange(shape.tasks[sid - 1]), factor=_factor(rng, 3, 30))
+    elif kind == "slow-executor":
+        executor = f"exec-{rng.randint(1, shape.executors)}"
+        plant = Plant(kind, executor=executor, factor=_factor(rng, 1.5, 6))
+    elif kind == "failed-attempts":
+        plant = Plant(kind, sid, count=rng.randint(1, max(1, shape.tasks[sid - 1] // 4)))
+    elif kind == "idle":
+        plant = Plant(kind, sid, ms=round(_factor(rng, 1_000, 120_000)))
+    else:
+        plant = Plant(kind, ms=round(_factor(rng, 1_000, 300_000)))
+    base = simulate(shape, seed)
+    sim = simulate(shape, seed, plant)
+    if kind == "queued":
+        sim.cost_ms = sim.waited_ms - base.waited_ms
+    else:
+        sim.cost_ms = max(0, sim.run_ms - base.run_ms)
+    return sim
+
+
+def _factor(rng: random.Random, lo: float, hi: float) -> float:
+    """Draw log-uniformly from [lo, hi]."""
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
