@@ -15,6 +15,7 @@ import compileall
 import contextlib
 import itertools
 import json
+import math
 import os
 import resource
 import shutil
@@ -438,7 +439,7 @@ def watch_latency(logs: Path, site: Path, count: int = 20) -> tuple[list[float],
 def percentile(values: list[float], share: float) -> float:
     """Return the nearest-rank percentile of ``values``."""
     ordered = sorted(values)
-    return ordered[max(0, -(-len(ordered) * share // 1) - 1)] if ordered else 0.0
+    return ordered[max(0, math.ceil(len(ordered) * share) - 1)] if ordered else 0.0
 
 
 def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:

@@ -54,8 +54,10 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     scale = re.findall(
         rf"^8 at (\d+) small jobs: build [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB, site \d+ MB\); "
         rf"new {change}; removed {change}; inserted {change}; max-jobs {change}; "
-        rf"no-op [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB\); "
-        rf"no-op trusting finished logs [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB\)$",
+        rf"no-op --verify-logs [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB\); "
+        rf"no-op \(trusting finished logs\) [0-9.]+ s \(CPU [0-9.]+ s, \d+ MB\); "
+        rf"--watch: rename to published p50 [0-9.]+ s, p95 [0-9.]+ s, max [0-9.]+ s over 20 logs, "
+        rf"RSS \d+ MB after the first publish, \d+ MB after the last$",
         run.stdout,
         flags=re.M,
     )
@@ -63,7 +65,8 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
     assert all(int(n) > 0 for s in scale for n in s[1:])  # each change rewrote something
     assert re.search(
         r"^8 growth 60 -> 120 jobs \(2x\): build [0-9.]+x, peak RSS [0-9.]+x, no-op [0-9.]+x "
-        r"\(trusting finished logs [0-9.]+x\), slowest change [0-9.]+ s; files rewritten per change",
+        r"\(trusting finished logs [0-9.]+x\), watch p95 [0-9.]+ -> [0-9.]+ s, slowest change "
+        r"[0-9.]+ s; files rewritten per change",
         run.stdout,
         flags=re.M,
     )

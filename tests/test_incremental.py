@@ -112,7 +112,8 @@ def test_incremental_builds_equal_clean_builds(tmp_path: Path, example_logs: Pat
     assert first.rebuilt == first.logs
     for step in STEPS:
         step(example_logs)
-        report = build(BuildOptions(example_logs, site))
+        # Some steps rewrite a finished log in place: only --verify-logs sees that.
+        report = build(BuildOptions(example_logs, site, trust_finished_logs=False))
         # Same bytes under a new mtime is nothing to rebuild.
         assert report.up_to_date == (step is touch_without_change), step.__name__
         assert report.rebuilt < report.logs, step.__name__
