@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +38,23 @@ def require(tool: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per session (per xdist worker); tests open their own contexts."""
+    executable = require("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        message = "playwright is not installed (pip install -e '.[test]')"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture

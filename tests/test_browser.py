@@ -20,7 +20,7 @@ from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
 from sitegen.render.formatting import timestamp
-from tests.conftest import CHROMIUM_ARGS, require
+from tests.conftest import require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server, nginx
 
@@ -72,17 +72,6 @@ def nginx_root(served: tuple[str, Path], tmp_path_factory: pytest.TempPathFactor
     """Serve the same site at the root of a real nginx, with the config sitegen generates."""
     with nginx(require("nginx"), served[1], tmp_path_factory.mktemp("nginx")) as port:
         yield f"http://127.0.0.1:{port}/"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One Chromium for the whole module."""
-    executable = require("chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @dataclass

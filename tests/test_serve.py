@@ -198,17 +198,12 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> Non
 
 
 def test_browser_reloads_after_a_good_rebuild(
-    served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
+    browser: Any, served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
 ) -> None:
-    from tests.conftest import CHROMIUM_ARGS, require
-
-    chromium = require("chromium")
-    from playwright.sync_api import sync_playwright
-
     port, _, _ = served
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(f"http://127.0.0.1:{port}/")
@@ -217,7 +212,8 @@ def test_browser_reloads_after_a_good_rebuild(
             write(example_logs / "reload-me.eventlog", job_lines("reload-me"))
         assert "reload-me" in page.content()
         assert errors == []
-        browser.close()
+    finally:
+        context.close()
 
 
 def test_serves_under_the_base_url_path_as_the_host_will(
