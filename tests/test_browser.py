@@ -81,16 +81,53 @@ class Watched:
     page: Any
     errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+    # Per frame: how many documents it has shown, and the navigations (document requests)
+    # not shown yet; per request: the document it belongs to (a navigation's: the next).
+    shown: dict[Any, int] = field(default_factory=dict)
+    under_way: dict[Any, set[Any]] = field(default_factory=dict)
+    document: dict[Any, int] = field(default_factory=dict)
 
     def clean(self) -> None:
         assert self.errors == []
         assert self.dialogs == []
 
 
+def _requested(w: Watched, request: Any) -> None:
+    frame = request.frame
+    shown = w.shown.get(frame, 0)
+    if request.is_navigation_request():
+        w.under_way.setdefault(frame, set()).add(request)
+        w.document[request] = shown + 1
+    else:
+        w.document[request] = shown
+
+
+def _navigated(w: Watched, frame: Any) -> None:
+    # With a navigation under way the frame shows a new document; without, the address
+    # changed within the page (a #fragment), and its requests go on.
+    if w.under_way.get(frame):
+        w.shown[frame] = w.shown.get(frame, 0) + 1
+        w.under_way[frame].clear()
+
+
+def _overtaken(w: Watched, request: Any) -> bool:
+    """Tell whether another navigation of the request's frame replaced, or is replacing, its document."""
+    frame = request.frame
+    document = w.document.get(request)
+    if document is None:
+        return False
+    replaced = w.shown.get(frame, 0) > document
+    replacing = bool(w.under_way.get(frame, set()) - {request})
+    return replaced or replacing
+
+
 def _failed(w: Watched, request: Any) -> None:
-    # A navigation aborts the icon request it overtakes; that is the test moving on, not a
-    # broken site. Every other failure counts.
-    if request.url.endswith("favicon.svg") and request.failure == "net::ERR_ABORTED":
+    # A navigation cuts short what the document it replaces was still loading (its icon, a
+    # script, the document itself): that is the test moving on, not a broken site. Only
+    # net::ERR_ABORTED of such a request is let through; every other failure counts.
+    cut_short = request.failure == "net::ERR_ABORTED" and _overtaken(w, request)
+    w.under_way.get(request.frame, set()).discard(request)
+    if cut_short:
         return
     w.errors.append(f"request failed: {request.url} ({request.failure})")
 
@@ -109,6 +146,8 @@ def watched(browser: Any) -> Iterator[Watched]:
         ),
     )
     page.on("pageerror", lambda e: w.errors.append(f"page error: {e}"))
+    page.on("request", lambda r: _requested(w, r))
+    page.on("framenavigated", lambda f: _navigated(w, f))
     page.on("requestfailed", lambda r: _failed(w, r))
     page.on(
         "response",
