@@ -29,6 +29,9 @@ PER_PAGE = urls.TASKS_PER_PAGE
 BIG_STAGE_TASKS = 2 * PER_PAGE + 7
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
+# A real Chromium: about 30 s for the module.
+pytestmark = pytest.mark.slow
+
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:

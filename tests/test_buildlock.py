@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 
 
@@ -121,6 +123,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow  # a killed build
 def test_workers_die_with_a_killed_build_and_do_not_hold_its_lock(tmp_path: Path) -> None:
     """kill -9 of the build alone (not its group): its workers go too; the next build runs."""
     from tests.logs import job_lines, write

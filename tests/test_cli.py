@@ -152,6 +152,7 @@ def test_python_dash_m_and_version() -> None:
     assert out.stdout == f"sitegen, version {__version__}\n"
 
 
+@pytest.mark.slow  # a new venv and a pip install: about 10 s
 def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
     # A wheel install must carry the templates and the example logs.
     env_dir = tmp_path / "venv"

@@ -432,6 +432,7 @@ def rewritten(before: dict[str, tuple[int, int]], site: Path) -> list[str]:
     return sorted(k for k in changed if k.startswith("list/"))
 
 
+@pytest.mark.slow  # 110 jobs, built seven times
 def test_listing_pages_do_not_shift(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

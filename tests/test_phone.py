@@ -45,6 +45,9 @@ PAGES = {
     "404": "404.html",
 }
 
+# A real Chromium, axe-core on every page type: about 30 s for the module.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

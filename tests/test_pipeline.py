@@ -267,6 +267,7 @@ def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
     proc.wait()
 
 
+@pytest.mark.slow  # a corpus of 60 jobs, built and killed again and again
 def test_killed_full_build_leaves_the_old_or_the_new_site(
     tmp_path: Path, example_logs: Path
 ) -> None:
@@ -294,6 +295,7 @@ def test_killed_full_build_leaves_the_old_or_the_new_site(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clean", "logs", "site"]
 
 
+@pytest.mark.slow  # a corpus of 30 jobs, built and killed again and again
 def test_killed_incremental_build_leaves_a_consistent_site(
     tmp_path: Path, example_logs: Path
 ) -> None:

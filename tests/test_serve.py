@@ -113,6 +113,7 @@ def test_serves_exact_api_bytes_and_injects_only_html(
     assert get(port, "/__sitegen/livereload.js").status == 200
 
 
+@pytest.mark.slow  # a server that rebuilds as logs change
 def test_rebuilds_on_new_log_and_survives_bad_input(
     served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path, tmp_path: Path
 ) -> None:
@@ -153,6 +154,7 @@ def test_rebuilds_on_new_log_and_survives_bad_input(
     assert out.count("Rebuild failed (still serving the last good site)") == 1, out
 
 
+@pytest.mark.slow  # a server that rebuilds as logs change
 def test_log_written_during_the_first_build_triggers_a_rebuild(
     tmp_path: Path, example_logs: Path
 ) -> None:
@@ -197,6 +199,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> Non
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow  # a real Chromium
 def test_browser_reloads_after_a_good_rebuild(
     browser: Any, served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
 ) -> None:
@@ -279,6 +282,7 @@ def run_watch(seconds: float, **kwargs: Any) -> int:
     return len(rebuilds)
 
 
+@pytest.mark.slow  # the watcher, run for seconds
 def test_a_log_that_keeps_growing_is_still_rebuilt(tmp_path: Path) -> None:
     log = write(tmp_path / "running.eventlog", job_lines("running")[:2])
     growing = threading.Event()
@@ -301,6 +305,7 @@ def test_a_log_that_keeps_growing_is_still_rebuilt(tmp_path: Path) -> None:
     assert rebuilds >= 2
 
 
+@pytest.mark.slow  # the watcher, run for seconds
 def test_slow_looks_are_spaced_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     looks: list[tuple[float, float]] = []  # (began, ended)
 
@@ -319,6 +324,7 @@ def test_slow_looks_are_spaced_out(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert next_began - began >= serve_module.WATCH_BUDGET * (ended - began)
 
 
+@pytest.mark.slow  # a server that rebuilds as logs change
 def test_serve_keeps_the_site_when_the_log_dir_empties(tmp_path: Path) -> None:
     """An emptied log dir (an unmounted volume) is refused; serve says why and keeps serving."""
     logs = tmp_path / "logs"
