@@ -15,6 +15,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import pytest
 
 from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.hosting import HIDDEN, PAGE_CACHE, STATIC_CACHE
 from tests.conftest import require
@@ -35,6 +36,14 @@ def ugly_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = build(BuildOptions(logs, root / "site"))
     assert report.published == len(UGLY_IDS)
     return root / "site"
+
+
+@pytest.fixture(scope="module")
+def root_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled examples built with --base-url / (read-only)."""
+    site = tmp_path_factory.mktemp("root-site") / "site"
+    build(BuildOptions(EXAMPLE_LOG_DIR, site, base_url="/"))
+    return site
 
 
 def test_every_endpoint_is_listed(example_site: tuple[Path, BuildReport]) -> None:
@@ -120,10 +129,14 @@ def test_configured_host_serves_pages_and_assets_alike(
     [("nginx", None), ("caddy", None), ("apache", None), ("nginx", "/"), ("caddy", "/")],
 )
 def test_404_page_deep_in_the_site_links_back(
-    host: str, base_url: str | None, example_logs: Path, tmp_path: Path
+    host: str,
+    base_url: str | None,
+    example_site: tuple[Path, BuildReport],
+    root_site: Path,
+    tmp_path: Path,
 ) -> None:
-    site = tmp_path / "site"
-    build(BuildOptions(example_logs, site, base_url=base_url))
+    # The examples built with this base URL (example_site: with none), shared by the hosts.
+    site = {None: example_site[0], "/": root_site}[base_url]
     with configured_host(host, site, tmp_path / host) as port:
         page = get(port, "/jobs/no-such-job/deeper/stage-9.html")
         assert page.status == 404 and b"Not found" in page.body

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.builder.retention import parse_age
 from sitegen.errors import UsageError
 from sitegen.examples.generator import BASE_TIME_MS
@@ -114,9 +114,10 @@ def test_logs_from_several_dirs(tmp_path: Path) -> None:
     assert again.problems == [] and listed(tmp_path / "site") == ["a", "b", "c"]
 
 
-def test_raw_logs_are_published_gzip_compressed(tmp_path: Path, example_logs: Path) -> None:
-    site = tmp_path / "site"
-    report = build(BuildOptions(example_logs, site))
+def test_raw_logs_are_published_gzip_compressed(
+    tmp_path: Path, example_logs: Path, example_site: tuple[Path, BuildReport]
+) -> None:
+    site, report = example_site  # built from the same logs as example_logs holds
     for job in report.jobs:
         packed = site / "jobs" / job.job_id / "eventlog.gz"
         assert gzip.decompress(packed.read_bytes()) == (example_logs / job.file).read_bytes()

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.pipeline import BuildOptions, BuildReport, build
 from sitegen.cli import cli
 from sitegen.diagnose import failures, gate, insights, recurring
 from sitegen.diagnose.finding import Finding, FindingKind, Severity
@@ -319,13 +319,10 @@ def test_the_worst_jobs_rank_by_severity_count_then_newest(
 # The built site ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from sitegen.examples import EXAMPLE_LOG_DIR
-
-    out = tmp_path_factory.mktemp("trends") / "site"
-    build(BuildOptions(EXAMPLE_LOG_DIR, out))
-    return out
+@pytest.fixture
+def site(example_site: tuple[Path, BuildReport]) -> Path:
+    """The bundled examples, built once per session (read-only)."""
+    return example_site[0]
 
 
 def test_names_json_describes_every_name(site: Path) -> None:
