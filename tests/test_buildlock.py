@@ -29,6 +29,7 @@ def held(directory: Path) -> Iterator[None]:
         os.close(fd)
 
 
+@pytest.mark.slow  # waits on a held lock
 def test_a_second_build_waits_for_the_first(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     waiting = threading.Event()
@@ -50,6 +51,7 @@ def test_a_second_build_waits_for_the_first(tmp_path: Path, example_logs: Path) 
     assert len(json.loads((out / "api/jobs").read_bytes())) == 25
 
 
+@pytest.mark.slow  # a full build beside a held lock
 def test_builds_into_other_directories_do_not_wait(tmp_path: Path, example_logs: Path) -> None:
     (tmp_path / "a").mkdir()
     waited: list[bool] = []
@@ -60,6 +62,7 @@ def test_builds_into_other_directories_do_not_wait(tmp_path: Path, example_logs:
     assert report.published == 25
 
 
+@pytest.mark.slow  # a CLI build that waits on a held lock
 def test_cli_says_it_waits_then_builds(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     command = [sys.executable, "-m", "sitegen", "build", "--event-log-dir", str(example_logs)]

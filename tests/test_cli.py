@@ -24,6 +24,7 @@ def _normalise(output: str) -> str:
     return re.sub(r"in \d+\.\d\d s", "in X s", output)
 
 
+@pytest.mark.slow  # a full build through the CLI
 def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     result = CliRunner().invoke(
@@ -52,6 +53,7 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     assert len(lines) == 4
 
 
+@pytest.mark.slow  # two full builds through the CLI
 def test_strict_exits_1_when_a_log_was_skipped(tmp_path: Path, example_logs: Path) -> None:
     args = ["build", "--event-log-dir", str(example_logs), "--output", str(tmp_path / "s")]
     result = CliRunner().invoke(cli, [*args, "--strict"])
@@ -100,6 +102,7 @@ def test_unreadable_log_dir(tmp_path: Path) -> None:
     assert result.output == f"Error: {tmp_path / 'f'}: event-log dir is not a directory\n"
 
 
+@pytest.mark.slow  # a full build through the CLI
 def test_build_defaults_to_bundled_examples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ def configured_host(host: str, site: Path, workdir: Path) -> Iterator[int]:
         yield port
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("host", HOSTS)
 @pytest.mark.parametrize("which", ["examples", "ugly"])
 def test_configured_host_serves_exact_paths(
@@ -92,6 +93,7 @@ def test_configured_host_serves_exact_paths(
         assert page.status == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("host", HOSTS)
 def test_configured_host_serves_pages_and_assets_alike(
     host: str, example_site: tuple[Path, BuildReport], ugly_site: Path, tmp_path: Path
@@ -124,6 +126,7 @@ def test_configured_host_serves_pages_and_assets_alike(
                 assert location.query == query[1:], (job_id, query)
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize(
     ("host", "base_url"),
     [("nginx", None), ("caddy", None), ("apache", None), ("nginx", "/"), ("caddy", "/")],
@@ -189,6 +192,7 @@ def fetch_following(port: int, path: str) -> tuple[bytes, int, str]:
         return resp.read(), counter.hops, urlsplit(resp.geturl()).path
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("which", ["examples", "ugly"])
 def test_zero_config_host_answers_every_endpoint(
     which: str, example_site: tuple[Path, BuildReport], ugly_site: Path
@@ -248,6 +252,7 @@ def _get_gzip(port: int, path: str) -> Response:
         conn.close()
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("host", ["nginx", "caddy"])
 def test_assets_travel_compressed_with_a_cache_lifetime(
     host: str, example_site: tuple[Path, BuildReport], tmp_path: Path

@@ -196,6 +196,7 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
+@pytest.mark.slow  # four builds of the examples
 def test_symlinked_output_is_published_where_it_points(tmp_path: Path, example_logs: Path) -> None:
     (tmp_path / "www").mkdir()
     link = tmp_path / "www" / "history"
@@ -218,6 +219,7 @@ def test_symlinked_output_is_published_where_it_points(tmp_path: Path, example_l
     assert tree(real) == tree(direct)
 
 
+@pytest.mark.slow  # four builds of the examples
 def test_output_dot_is_built_into_the_working_directory(
     tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

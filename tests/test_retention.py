@@ -47,6 +47,7 @@ def test_max_age_drops_jobs_that_ended_before(tmp_path: Path, dated_logs: Path) 
     assert listed(tmp_path / "both") == ["day0", "day1"] and both.retention_dropped == 8
 
 
+@pytest.mark.slow  # builds compared with clean builds
 def test_retention_changes_are_incremental_and_equal_clean(
     tmp_path: Path, dated_logs: Path
 ) -> None:

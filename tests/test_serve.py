@@ -88,6 +88,7 @@ def generation(port: int) -> dict[str, object]:
     return state
 
 
+@pytest.mark.slow  # a sitegen serve process
 def test_serves_exact_api_bytes_and_injects_only_html(
     served: tuple[int, Path, subprocess.Popen[str]],
 ) -> None:
@@ -219,6 +220,7 @@ def test_browser_reloads_after_a_good_rebuild(
         context.close()
 
 
+@pytest.mark.slow  # a server that builds the examples
 def test_serves_under_the_base_url_path_as_the_host_will(
     tmp_path: Path, example_logs: Path
 ) -> None:

@@ -33,6 +33,7 @@ def _site_size(site: Path) -> int:
     return sum(len(data) for data in tree(site).values())
 
 
+@pytest.mark.slow  # three builds of the examples
 def test_max_site_size_keeps_the_newest_jobs_that_fit(
     tmp_path: Path, example_logs: Path, example_site: tuple[Path, BuildReport]
 ) -> None:
@@ -52,6 +53,7 @@ def test_max_site_size_keeps_the_newest_jobs_that_fit(
     assert tree(site) == tree(tmp_path / "clean")
 
 
+@pytest.mark.slow  # four builds of the examples
 def test_raw_logs_go_first_when_that_lets_more_jobs_fit(
     tmp_path: Path, example_logs: Path, example_site: tuple[Path, BuildReport]
 ) -> None:

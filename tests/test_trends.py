@@ -274,6 +274,7 @@ def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
 SEVERITIES = list(Severity)
 
 
+@pytest.mark.slow  # 200 generated sets of jobs
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(

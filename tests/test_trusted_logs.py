@@ -71,6 +71,7 @@ def test_a_trusted_no_op_stats_only_the_unfinished_logs(
         same_report(trusted(example_logs, site), full)
 
 
+@pytest.mark.slow  # six builds of the examples
 def test_trusted_builds_see_new_gone_and_growing_logs(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     trusted(example_logs, site)

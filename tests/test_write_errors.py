@@ -36,6 +36,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_site(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]
 
 
+@pytest.mark.slow  # a tmpfs in a mount namespace
 def test_a_real_full_disk(tmp_path: Path, example_logs: Path) -> None:
     """Build into a tmpfs with room for one site, then rebuild: a second site does not fit."""
     disk, before, after = tmp_path / "disk", tmp_path / "before", tmp_path / "after"
