@@ -30,7 +30,8 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.examples.generator import JobSpec, write_log
 from sitegen.render import urls
 

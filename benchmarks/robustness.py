@@ -459,7 +459,8 @@ def xss(per_field: int, work: Path) -> XssResult:
     """Build the corpus and load every page over nginx, http.server and file://."""
     from playwright.sync_api import sync_playwright
 
-    from sitegen.builder.pipeline import BuildOptions, build
+    from sitegen.builder.options import BuildOptions
+    from sitegen.builder.pipeline import build
     from tests.conftest import CHROMIUM_ARGS
     from tests.servers import http_server, nginx
 
@@ -646,7 +647,8 @@ def _change_logs(logs: Path, step: int) -> None:
 
 def kill_builds(points: int, logs_count: int, work: Path) -> KillResult:
     """Kill builds at ``points`` moments of full and incremental builds; check what follows."""
-    from sitegen.builder.pipeline import BuildOptions, build
+    from sitegen.builder.options import BuildOptions
+    from sitegen.builder.pipeline import build
     from sitegen.examples.generator import write_log
     from tests.servers import nginx
 

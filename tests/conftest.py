@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.examples import EXAMPLE_LOG_DIR
 
 # Builds are reproducible: the metrics' build timestamp follows SOURCE_DATE_EPOCH.
@@ -36,6 +39,23 @@ def require(tool: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per session (per xdist worker); tests open their own contexts."""
+    executable = require("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        message = "playwright is not installed (pip install -e '.[test]')"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.errors import SitegenError, UsageError
 from sitegen.layout import MANIFEST_NAME
@@ -109,6 +110,7 @@ def test_archives_are_reproducible(
     assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize(("which", "jobs"), [("examples", 25), ("ugly", len(UGLY_IDS) + 1)])
 def test_unpacked_archive_is_served_by_python_http_server(
     tmp_path: Path, example_logs: Path, ugly_logs: Path, which: str, jobs: int

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.examples.generator import JobSpec, write_log
 from sitegen.render import urls
@@ -36,6 +37,7 @@ def task_ids(page: Path) -> list[int]:
     ]
 
 
+@pytest.mark.slow  # a stage of 5,000 task attempts
 def test_task_table_is_split_into_pages(big_site: Path) -> None:
     job = big_site / "jobs" / "big"
     size = urls.TASKS_PER_PAGE
@@ -61,6 +63,7 @@ def test_task_table_is_split_into_pages(big_site: Path) -> None:
     assert broken_links(big_site) == []
 
 
+@pytest.mark.slow  # a stage of 5,000 task attempts
 def test_timeline_draws_the_failed_then_longest_attempts(big_site: Path) -> None:
     page = (big_site / "jobs" / "big" / "index.html").read_text()
     assert len(re.findall(r'<rect class="tl-bar c\d+( failed)?"', page)) == TIMELINE_BARS
@@ -69,6 +72,7 @@ def test_timeline_draws_the_failed_then_longest_attempts(big_site: Path) -> None
     assert "Drawn: the 2,000 longest of 5,000 task attempts, failed ones first" in page
 
 
+@pytest.mark.slow  # a stage of 5,000 task attempts
 def test_failed_attempts_are_listed_up_to_a_limit(big_site: Path) -> None:
     page = (big_site / "jobs" / "big" / "stage-1.html").read_text()
     section = page.split('id="failed"', 1)[1].split("</section>", 1)[0]

@@ -16,11 +16,12 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
 from sitegen.text.formatting import timestamp
-from tests.conftest import CHROMIUM_ARGS, require
+from tests.conftest import require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server, nginx
 
@@ -28,6 +29,9 @@ SCREENSHOTS = Path(__file__).parent.parent / "test-artifacts" / "screenshots"
 PER_PAGE = urls.TASKS_PER_PAGE
 BIG_STAGE_TASKS = 2 * PER_PAGE + 7
 XSS_NAME = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+# A real Chromium: about 30 s for the module.
+pytestmark = pytest.mark.slow
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -74,17 +78,6 @@ def nginx_root(served: tuple[str, Path], tmp_path_factory: pytest.TempPathFactor
         yield f"http://127.0.0.1:{port}/"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One Chromium for the whole module."""
-    executable = require("chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @dataclass
 class Watched:
     """A page plus everything that went wrong on it."""
@@ -92,16 +85,53 @@ class Watched:
     page: Any
     errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+    # Per frame: how many documents it has shown, and the navigations (document requests)
+    # not shown yet; per request: the document it belongs to (a navigation's: the next).
+    shown: dict[Any, int] = field(default_factory=dict)
+    under_way: dict[Any, set[Any]] = field(default_factory=dict)
+    document: dict[Any, int] = field(default_factory=dict)
 
     def clean(self) -> None:
         assert self.errors == []
         assert self.dialogs == []
 
 
+def _requested(w: Watched, request: Any) -> None:
+    frame = request.frame
+    shown = w.shown.get(frame, 0)
+    if request.is_navigation_request():
+        w.under_way.setdefault(frame, set()).add(request)
+        w.document[request] = shown + 1
+    else:
+        w.document[request] = shown
+
+
+def _navigated(w: Watched, frame: Any) -> None:
+    # With a navigation under way the frame shows a new document; without, the address
+    # changed within the page (a #fragment), and its requests go on.
+    if w.under_way.get(frame):
+        w.shown[frame] = w.shown.get(frame, 0) + 1
+        w.under_way[frame].clear()
+
+
+def _overtaken(w: Watched, request: Any) -> bool:
+    """Tell whether another navigation of the request's frame replaced, or is replacing, its document."""
+    frame = request.frame
+    document = w.document.get(request)
+    if document is None:
+        return False
+    replaced = w.shown.get(frame, 0) > document
+    replacing = bool(w.under_way.get(frame, set()) - {request})
+    return replaced or replacing
+
+
 def _failed(w: Watched, request: Any) -> None:
-    # A navigation aborts the icon request it overtakes; that is the test moving on, not a
-    # broken site. Every other failure counts.
-    if request.url.endswith("favicon.svg") and request.failure == "net::ERR_ABORTED":
+    # A navigation cuts short what the document it replaces was still loading (its icon, a
+    # script, the document itself): that is the test moving on, not a broken site. Only
+    # net::ERR_ABORTED of such a request is let through; every other failure counts.
+    cut_short = request.failure == "net::ERR_ABORTED" and _overtaken(w, request)
+    w.under_way.get(request.frame, set()).discard(request)
+    if cut_short:
         return
     w.errors.append(f"request failed: {request.url} ({request.failure})")
 
@@ -120,6 +150,8 @@ def watched(browser: Any) -> Iterator[Watched]:
         ),
     )
     page.on("pageerror", lambda e: w.errors.append(f"page error: {e}"))
+    page.on("request", lambda r: _requested(w, r))
+    page.on("framenavigated", lambda f: _navigated(w, f))
     page.on("requestfailed", lambda r: _failed(w, r))
     page.on(
         "response",

@@ -3,12 +3,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sitegen.cli import cli
 from sitegen.layout import MANIFEST_NAME
 
 
+@pytest.mark.slow  # full builds through the CLI
 def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     result = CliRunner().invoke(
@@ -64,6 +66,7 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     ]
 
 
+@pytest.mark.slow  # full builds through the CLI
 def test_build_json_keeps_strict_exit_code(tmp_path: Path, example_logs: Path) -> None:
     args = ["build", "--event-log-dir", str(example_logs), "--output", str(tmp_path / "s")]
     result = CliRunner().invoke(cli, [*args, "--format", "json", "--strict"])

@@ -13,7 +13,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+import pytest
+
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 
 
 @contextlib.contextmanager
@@ -27,6 +30,7 @@ def held(directory: Path) -> Iterator[None]:
         os.close(fd)
 
 
+@pytest.mark.slow  # waits on a held lock
 def test_a_second_build_waits_for_the_first(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     waiting = threading.Event()
@@ -48,6 +52,7 @@ def test_a_second_build_waits_for_the_first(tmp_path: Path, example_logs: Path) 
     assert len(json.loads((out / "api/jobs").read_bytes())) == 25
 
 
+@pytest.mark.slow  # a full build beside a held lock
 def test_builds_into_other_directories_do_not_wait(tmp_path: Path, example_logs: Path) -> None:
     (tmp_path / "a").mkdir()
     waited: list[bool] = []
@@ -58,6 +63,7 @@ def test_builds_into_other_directories_do_not_wait(tmp_path: Path, example_logs:
     assert report.published == 25
 
 
+@pytest.mark.slow  # a CLI build that waits on a held lock
 def test_cli_says_it_waits_then_builds(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     command = [sys.executable, "-m", "sitegen", "build", "--event-log-dir", str(example_logs)]
@@ -121,6 +127,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow  # a killed build
 def test_workers_die_with_a_killed_build_and_do_not_hold_its_lock(tmp_path: Path) -> None:
     """kill -9 of the build alone (not its group): its workers go too; the next build runs."""
     from tests.logs import job_lines, write

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.check import check
 from sitegen.cli import cli
 from sitegen.model import SEVERITY, ProblemKind

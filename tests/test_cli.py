@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from sitegen import __version__
-from sitegen.builder.pipeline import BuildReport
+from sitegen.builder.options import BuildReport
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import MANIFEST_NAME
@@ -25,6 +25,7 @@ def _normalise(output: str) -> str:
     return re.sub(r"in \d+\.\d\d s", "in X s", output)
 
 
+@pytest.mark.slow  # a full build through the CLI
 def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     out = tmp_path / "site"
     result = CliRunner().invoke(
@@ -53,6 +54,7 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     assert len(lines) == 4
 
 
+@pytest.mark.slow  # two full builds through the CLI
 def test_strict_exits_1_when_a_log_was_skipped(tmp_path: Path, example_logs: Path) -> None:
     args = ["build", "--event-log-dir", str(example_logs), "--output", str(tmp_path / "s")]
     result = CliRunner().invoke(cli, [*args, "--strict"])
@@ -101,6 +103,7 @@ def test_unreadable_log_dir(tmp_path: Path) -> None:
     assert result.output == f"Error: {tmp_path / 'f'}: event-log dir is not a directory\n"
 
 
+@pytest.mark.slow  # a full build through the CLI
 def test_build_defaults_to_bundled_examples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,6 +156,7 @@ def test_python_dash_m_and_version() -> None:
     assert out.stdout == f"sitegen, version {__version__}\n"
 
 
+@pytest.mark.slow  # a new venv and a pip install: about 10 s
 def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
     # A wheel install must carry the templates and the example logs.
     env_dir = tmp_path / "venv"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.check import check
 from sitegen.cli import cli
 from tests.logs import job_lines, write

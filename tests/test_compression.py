@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.logfiles import split_name
 from sitegen.eventlog.reader import read_log
@@ -40,23 +41,21 @@ def compressed_copy(src: Path, dst: Path, suffix: str) -> None:
 
 @pytest.mark.parametrize("suffix", [".gz", ".zst"])
 def test_compressed_logs_publish_byte_identical_api(
-    tmp_path: Path, example_logs: Path, suffix: str
+    tmp_path: Path, example_logs: Path, suffix: str, example_site: tuple[Path, BuildReport]
 ) -> None:
     packed = tmp_path / "packed"
     compressed_copy(example_logs, packed, suffix)
-    plain = build(BuildOptions(example_logs, tmp_path / "plain-site", workers=1))
+    plain_site, plain = example_site  # the same logs, uncompressed
     report = build(BuildOptions(packed, tmp_path / "packed-site", workers=1))
     assert report.published == plain.published == 25
     assert sorted(j.job_id for j in report.jobs) == sorted(j.job_id for j in plain.jobs)
     for job in plain.jobs:
         rel = Path("api/job") / job.job_id
-        expected = tree(tmp_path / "plain-site" / rel)
+        expected = tree(plain_site / rel)
         assert len(expected) == 5 + job.num_stages  # 5 job files, one DOT per stage
         assert tree(tmp_path / "packed-site" / rel) == expected
     jobs = "api/jobs"
-    assert (tmp_path / "packed-site" / jobs).read_bytes() == (
-        tmp_path / "plain-site" / jobs
-    ).read_bytes()
+    assert (tmp_path / "packed-site" / jobs).read_bytes() == (plain_site / jobs).read_bytes()
     # The damaged example stays damaged, with the same line, through compression.
     malformed = [(p.kind, p.line) for p in report.problems if p.kind == "malformed"]
     assert malformed == [(p.kind, p.line) for p in plain.problems if p.kind == "malformed"]

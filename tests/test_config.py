@@ -36,6 +36,7 @@ def published_title(site: Path) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow  # five builds through the CLI
 def test_precedence_flag_env_file_default(tmp_path: Path, example_logs: Path) -> None:
     (tmp_path / "sitegen.toml").write_text(
         f'event_log_dir = "{example_logs.name}"\noutput = "from-file"\ntitle = "File title"\n'

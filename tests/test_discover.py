@@ -130,7 +130,8 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) ->
 def test_a_log_touched_past_2262_builds_and_then_is_a_no_op(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sitegen.builder.pipeline import BuildOptions, build
+    from sitegen.builder.options import BuildOptions
+    from sitegen.builder.pipeline import build
     from tests.logs import job_lines, write
 
     logs = tmp_path / "logs"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
@@ -16,6 +17,7 @@ from sitegen.svg import timeline
 from sitegen.text.htmlsafe import esc, visible_controls
 
 
+@pytest.mark.slow  # fuzzing against Jinja's escape
 @given(st.text())
 def test_esc_is_byte_for_byte_what_the_templates_print(text: str) -> None:
     # Templates print escape(visible_controls(value)) (Jinja's finalize, then autoescape).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -246,6 +247,7 @@ def test_critical_path_follows_the_producer_that_ended_last() -> None:
     assert found.critical_path.stages == ("2", "3")
 
 
+@pytest.mark.slow  # 60 generated jobs of up to 60 tasks a stage
 @settings(max_examples=60, deadline=None)
 @given(
     stages=st.integers(1, 4),

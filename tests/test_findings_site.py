@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import FindingKind
 from sitegen.render import urls

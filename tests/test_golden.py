@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sitecheck import html_pages
 
-from sitegen.builder.pipeline import BuildReport
+from sitegen.builder.options import BuildReport
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -14,7 +14,9 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
+from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.hosting import HIDDEN, PAGE_CACHE, STATIC_CACHE
 from tests.conftest import require
@@ -37,6 +39,14 @@ def ugly_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
+@pytest.fixture(scope="module")
+def root_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled examples built with --base-url / (read-only)."""
+    site = tmp_path_factory.mktemp("root-site") / "site"
+    build(BuildOptions(EXAMPLE_LOG_DIR, site, base_url="/"))
+    return site
+
+
 def test_every_endpoint_is_listed(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
     paths = [url for url, _, _ in endpoints(site)]
@@ -56,6 +66,7 @@ def configured_host(host: str, site: Path, workdir: Path) -> Iterator[int]:
         yield port
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("host", HOSTS)
 @pytest.mark.parametrize("which", ["examples", "ugly"])
 def test_configured_host_serves_exact_paths(
@@ -83,6 +94,7 @@ def test_configured_host_serves_exact_paths(
         assert page.status == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("host", HOSTS)
 def test_configured_host_serves_pages_and_assets_alike(
     host: str, example_site: tuple[Path, BuildReport], ugly_site: Path, tmp_path: Path
@@ -115,15 +127,20 @@ def test_configured_host_serves_pages_and_assets_alike(
                 assert location.query == query[1:], (job_id, query)
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize(
     ("host", "base_url"),
     [("nginx", None), ("caddy", None), ("apache", None), ("nginx", "/"), ("caddy", "/")],
 )
 def test_404_page_deep_in_the_site_links_back(
-    host: str, base_url: str | None, example_logs: Path, tmp_path: Path
+    host: str,
+    base_url: str | None,
+    example_site: tuple[Path, BuildReport],
+    root_site: Path,
+    tmp_path: Path,
 ) -> None:
-    site = tmp_path / "site"
-    build(BuildOptions(example_logs, site, base_url=base_url))
+    # The examples built with this base URL (example_site: with none), shared by the hosts.
+    site = {None: example_site[0], "/": root_site}[base_url]
     with configured_host(host, site, tmp_path / host) as port:
         page = get(port, "/jobs/no-such-job/deeper/stage-9.html")
         assert page.status == 404 and b"Not found" in page.body
@@ -176,6 +193,7 @@ def fetch_following(port: int, path: str) -> tuple[bytes, int, str]:
         return resp.read(), counter.hops, urlsplit(resp.geturl()).path
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("which", ["examples", "ugly"])
 def test_zero_config_host_answers_every_endpoint(
     which: str, example_site: tuple[Path, BuildReport], ugly_site: Path
@@ -235,6 +253,7 @@ def _get_gzip(port: int, path: str) -> Response:
         conn.close()
 
 
+@pytest.mark.slow  # a real server
 @pytest.mark.parametrize("host", ["nginx", "caddy"])
 def test_assets_travel_compressed_with_a_cache_lifetime(
     host: str, example_site: tuple[Path, BuildReport], tmp_path: Path

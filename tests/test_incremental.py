@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.builder import plan, trend_hooks
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.builder.state.identity import changed_logs, identity_digest
 from sitegen.builder.state.records import Identities
 from sitegen.builder.state.schema import FORMAT
@@ -106,6 +107,7 @@ STEPS: list[Callable[[Path], None]] = [
 ]
 
 
+@pytest.mark.slow  # the examples changed step by step, each step also built clean
 def test_incremental_builds_equal_clean_builds(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     first = build(BuildOptions(example_logs, site))
@@ -141,6 +143,7 @@ def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
     assert again.published == 26 and sorted(again.skipped) == ["incomplete", "malformed"]
 
 
+@pytest.mark.slow  # builds compared with clean builds
 def test_a_new_run_rebuilds_itself_and_its_predecessor(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
@@ -160,6 +163,7 @@ def test_a_new_run_rebuilds_itself_and_its_predecessor(tmp_path: Path, example_l
     assert_same_as_clean(example_logs, site, tmp_path, "run-removed")
 
 
+@pytest.mark.slow  # builds compared with clean builds
 def test_a_middle_run_removed_and_restored_equals_clean(tmp_path: Path, example_logs: Path) -> None:
     # Restored, the run is mapped afresh and is the baseline of the runs after it, whose
     # pages are rendered again in the same build: its summary must be there to compare with.
@@ -182,6 +186,7 @@ def test_a_middle_run_removed_and_restored_equals_clean(tmp_path: Path, example_
     assert_same_as_clean(example_logs, site, tmp_path, "middle-restored")
 
 
+@pytest.mark.slow  # builds compared with a clean build
 def test_changed_template_rebuilds_everything_as_clean(tmp_path: Path, example_logs: Path) -> None:
     theme = tmp_path / "theme"
     theme.mkdir()
@@ -299,6 +304,7 @@ def _garbage(path: Path) -> None:
 DAMAGES: list[Callable[[Path], None]] = [_corrupt, _corrupt_rows, _truncate, _garbage, Path.unlink]
 
 
+@pytest.mark.slow  # five damaged states, each rebuilt and compared
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.__name__)
 def test_damaged_or_missing_state_means_full_build(
     tmp_path: Path, example_logs: Path, damage: Callable[[Path], None]
@@ -334,6 +340,7 @@ def test_site_of_the_json_manifest_is_replaced(tmp_path: Path, example_logs: Pat
     assert not (site / ".sitegen-manifest.json").exists()
 
 
+@pytest.mark.slow  # builds compared with clean builds
 def test_a_note_rebuilds_only_its_job(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
@@ -437,6 +444,7 @@ def rewritten(before: dict[str, tuple[int, int]], site: Path) -> list[str]:
     return sorted(k for k in changed if k.startswith("list/"))
 
 
+@pytest.mark.slow  # 110 jobs, built seven times
 def test_listing_pages_do_not_shift(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

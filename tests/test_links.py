@@ -6,12 +6,14 @@ from urllib.parse import quote
 import pytest
 from sitecheck import broken_links, html_pages, parse
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 
 ODD_IDS = ["with space", "100%", "a%2Fb", "hash#tag", "what?now", "c++", "naïve-日本", "x&y<z>"]
 
 
+@pytest.mark.slow  # resolves every link of the example site
 def test_every_link_in_the_example_site_resolves(example_site: tuple[Path, BuildReport]) -> None:
     site, _ = example_site
     assert len(html_pages(site)) > 20
@@ -57,6 +59,7 @@ def test_odd_ids_round_trip_through_links(odd_site: Path) -> None:
         assert stage_links and all(quote(job_id, safe="") in link for link in stage_links)
 
 
+@pytest.mark.slow  # 120 jobs
 def test_jobs_list_is_paged_by_time(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -4,6 +4,7 @@ import json
 import time
 from pathlib import PurePosixPath
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -87,6 +88,7 @@ findings = st.builds(
 )
 
 
+@pytest.mark.slow  # 150 examples through a template
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(summaries(), max_size=4),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.layout import MANIFEST_NAME
 from sitegen.text.shorten import MAX_SHOWN_TEXT
 from tests.logs import job_lines, write

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.publish import mounts, writer
 from tests.namespaces import in_mount_namespace, q, require_mounts
@@ -29,6 +30,7 @@ def _as_if_mounted(monkeypatch: pytest.MonkeyPatch, output: Path) -> None:
     monkeypatch.setattr(writer, "is_mount_point", lambda path: path == output)
 
 
+@pytest.mark.slow  # four builds of the examples
 def test_builds_into_a_mount_point_stay_inside_it(
     tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -54,6 +56,7 @@ def test_builds_into_a_mount_point_stay_inside_it(
     assert tree(out) == tree(direct)
 
 
+@pytest.mark.slow  # a tmpfs in a mount namespace, four CLI builds
 def test_a_real_volume_is_published_into(tmp_path: Path, example_logs: Path) -> None:
     """Mount a tmpfs at the output in a private mount namespace and build into it."""
     out, after_update, after_full = tmp_path / "site", tmp_path / "update", tmp_path / "full"

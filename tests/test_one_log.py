@@ -17,7 +17,8 @@ import pytest
 import zstandard
 from click.testing import CliRunner
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.check import check
 from sitegen.cli import cli
 from sitegen.eventlog.compression import open_compressed

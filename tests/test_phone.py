@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
-from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import FAILED_JOB
 from tests.servers import http_server
 
@@ -46,6 +46,9 @@ PAGES = {
     "404": "404.html",
 }
 
+# A real Chromium, axe-core on every page type: about 30 s for the module.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -69,16 +72,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert (root / "site" / path).is_file(), path
     with http_server(root / "site") as port:
         yield f"http://127.0.0.1:{port}/"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = require("chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

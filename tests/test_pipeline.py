@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.model import ProblemKind
@@ -196,6 +197,7 @@ def test_rebuild_replaces_the_site_and_leaves_no_staging(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["logs", "site", victim.name])
 
 
+@pytest.mark.slow  # four builds of the examples
 def test_symlinked_output_is_published_where_it_points(tmp_path: Path, example_logs: Path) -> None:
     (tmp_path / "www").mkdir()
     link = tmp_path / "www" / "history"
@@ -218,6 +220,7 @@ def test_symlinked_output_is_published_where_it_points(tmp_path: Path, example_l
     assert tree(real) == tree(direct)
 
 
+@pytest.mark.slow  # four builds of the examples
 def test_output_dot_is_built_into_the_working_directory(
     tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -267,6 +270,7 @@ def _build_and_kill(logs: Path, out: Path, delay: float, *extra: str) -> None:
     proc.wait()
 
 
+@pytest.mark.slow  # a corpus of 60 jobs, built and killed again and again
 def test_killed_full_build_leaves_the_old_or_the_new_site(
     tmp_path: Path, example_logs: Path
 ) -> None:
@@ -294,6 +298,7 @@ def test_killed_full_build_leaves_the_old_or_the_new_site(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clean", "logs", "site"]
 
 
+@pytest.mark.slow  # a corpus of 30 jobs, built and killed again and again
 def test_killed_incremental_build_leaves_a_consistent_site(
     tmp_path: Path, example_logs: Path
 ) -> None:

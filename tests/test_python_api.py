@@ -91,7 +91,7 @@ def test_import_sitegen_stays_cheap() -> None:
 def test_build_stays_the_function_whatever_was_imported_first() -> None:
     # The pipeline module is named apart from the API function, so no import can shadow it.
     out = _fresh(
-        "from sitegen.builder.pipeline import BuildOptions\n"
+        "from sitegen.builder.options import BuildOptions\n"
         "import sitegen\n"
         "from sitegen import build\n"
         "print(build is sitegen.build, callable(build), build.__module__)"

@@ -4,6 +4,7 @@ import gzip
 from pathlib import Path
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -134,6 +135,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # 150 generated logs, each written and read
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(job=st.dictionaries(st.text(max_size=10), json_values, max_size=5), spaces=st.booleans())
 def test_any_payload_is_relayed_byte_identical(

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.builder.retention import parse_age
 from sitegen.errors import UsageError
 from sitegen.examples.generator import BASE_TIME_MS
@@ -47,6 +48,7 @@ def test_max_age_drops_jobs_that_ended_before(tmp_path: Path, dated_logs: Path) 
     assert listed(tmp_path / "both") == ["day0", "day1"] and both.retention_dropped == 8
 
 
+@pytest.mark.slow  # builds compared with clean builds
 def test_retention_changes_are_incremental_and_equal_clean(
     tmp_path: Path, dated_logs: Path
 ) -> None:
@@ -114,9 +116,10 @@ def test_logs_from_several_dirs(tmp_path: Path) -> None:
     assert again.problems == [] and listed(tmp_path / "site") == ["a", "b", "c"]
 
 
-def test_raw_logs_are_published_gzip_compressed(tmp_path: Path, example_logs: Path) -> None:
-    site = tmp_path / "site"
-    report = build(BuildOptions(example_logs, site))
+def test_raw_logs_are_published_gzip_compressed(
+    tmp_path: Path, example_logs: Path, example_site: tuple[Path, BuildReport]
+) -> None:
+    site, report = example_site  # built from the same logs as example_logs holds
     for job in report.jobs:
         packed = site / "jobs" / job.job_id / "eventlog.gz"
         assert gzip.decompress(packed.read_bytes()) == (example_logs / job.file).read_bytes()

@@ -11,6 +11,9 @@ import pytest
 
 from tests.conftest import require
 
+# Fuzzing, an XSS corpus in a browser, killed builds and huge inputs: about a minute in all.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks/robustness.py"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
 from sitegen.render import urls
 from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import job_lines, write

@@ -160,6 +160,7 @@ ids = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", None])
 times = st.integers(0, 6)
 
 
+@pytest.mark.slow  # 200 fresh SQLite states: about 15 s
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
@@ -199,6 +200,7 @@ def test_the_query_selects_as_the_rules_say(
             assert not chosen.losers and chosen.published == len(completed)
 
 
+@pytest.mark.slow  # 60 fresh SQLite states, up to 30 steps each
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.serve.server import serve
 from tests.logs import job_lines, write
 from tests.servers import free_port, get, wait_for_port
@@ -86,6 +87,7 @@ def generation(port: int) -> dict[str, object]:
     return state
 
 
+@pytest.mark.slow  # a sitegen serve process
 def test_serves_exact_api_bytes_and_injects_only_html(
     served: tuple[int, Path, subprocess.Popen[str]],
 ) -> None:
@@ -111,6 +113,7 @@ def test_serves_exact_api_bytes_and_injects_only_html(
     assert get(port, "/__sitegen/livereload.js").status == 200
 
 
+@pytest.mark.slow  # a server that rebuilds as logs change
 def test_rebuilds_on_new_log_and_survives_bad_input(
     served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path, tmp_path: Path
 ) -> None:
@@ -151,6 +154,7 @@ def test_rebuilds_on_new_log_and_survives_bad_input(
     assert out.count("Rebuild failed (still serving the last good site)") == 1, out
 
 
+@pytest.mark.slow  # a server that rebuilds as logs change
 def test_log_written_during_the_first_build_triggers_a_rebuild(
     tmp_path: Path, example_logs: Path
 ) -> None:
@@ -195,18 +199,14 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path, example_logs: Path) -> Non
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow  # a real Chromium
 def test_browser_reloads_after_a_good_rebuild(
-    served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
+    browser: Any, served: tuple[int, Path, subprocess.Popen[str]], example_logs: Path
 ) -> None:
-    from tests.conftest import CHROMIUM_ARGS, require
-
-    chromium = require("chromium")
-    from playwright.sync_api import sync_playwright
-
     port, _, _ = served
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(f"http://127.0.0.1:{port}/")
@@ -215,9 +215,11 @@ def test_browser_reloads_after_a_good_rebuild(
             write(example_logs / "reload-me.eventlog", job_lines("reload-me"))
         assert "reload-me" in page.content()
         assert errors == []
-        browser.close()
+    finally:
+        context.close()
 
 
+@pytest.mark.slow  # a server that builds the examples
 def test_serves_under_the_base_url_path_as_the_host_will(
     tmp_path: Path, example_logs: Path
 ) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.builder.sitesize import (
     LISTING_BYTES_PER_JOB,
     SITE_RESERVE_BYTES,
@@ -33,8 +34,11 @@ def _site_size(site: Path) -> int:
     return sum(len(data) for data in tree(site).values())
 
 
-def test_max_site_size_keeps_the_newest_jobs_that_fit(tmp_path: Path, example_logs: Path) -> None:
-    whole = build(BuildOptions(example_logs, tmp_path / "whole"))
+@pytest.mark.slow  # three builds of the examples
+def test_max_site_size_keeps_the_newest_jobs_that_fit(
+    tmp_path: Path, example_logs: Path, example_site: tuple[Path, BuildReport]
+) -> None:
+    _, whole = example_site  # the examples with no limit
     limit = whole.site_bytes // 2
     site = tmp_path / "site"
     report = build(BuildOptions(example_logs, site, max_site_size=limit, raw_logs=False))
@@ -50,8 +54,11 @@ def test_max_site_size_keeps_the_newest_jobs_that_fit(tmp_path: Path, example_lo
     assert tree(site) == tree(tmp_path / "clean")
 
 
-def test_raw_logs_go_first_when_that_lets_more_jobs_fit(tmp_path: Path, example_logs: Path) -> None:
-    whole = build(BuildOptions(example_logs, tmp_path / "whole"))
+@pytest.mark.slow  # four builds of the examples
+def test_raw_logs_go_first_when_that_lets_more_jobs_fit(
+    tmp_path: Path, example_logs: Path, example_site: tuple[Path, BuildReport]
+) -> None:
+    _, whole = example_site  # the examples with no limit
     lean = build(BuildOptions(example_logs, tmp_path / "lean", raw_logs=False))
     files = tree(tmp_path / "lean")
     jobs = sum(len(d) for name, d in files.items() if name.startswith(("jobs/", "api/job/")))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +137,7 @@ def ends(draw: st.DrawFn) -> TaskEnd:
     )
 
 
+@pytest.mark.slow  # 120 examples through a template
 @settings(max_examples=120, deadline=None)
 @given(st.lists(summaries(), max_size=6), st.lists(ends(), max_size=6))
 @example(

@@ -7,8 +7,9 @@ import jinja2
 import pytest
 from click.testing import CliRunner, Result
 
+from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.parallel import MIN_ITEMS
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.render.pages import PageRenderer

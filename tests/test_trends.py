@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder.pipeline import BuildOptions, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.diagnose import failures, gate, insights, recurring
 from sitegen.diagnose.masking import mask
@@ -324,6 +325,7 @@ def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
 SEVERITIES = list(FindingSeverity)
 
 
+@pytest.mark.slow  # 200 generated sets of jobs
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
@@ -369,13 +371,10 @@ def test_the_worst_jobs_rank_by_severity_count_then_newest(
 # The built site ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from sitegen.examples import EXAMPLE_LOG_DIR
-
-    out = tmp_path_factory.mktemp("trends") / "site"
-    build(BuildOptions(EXAMPLE_LOG_DIR, out))
-    return out
+@pytest.fixture
+def site(example_site: tuple[Path, BuildReport]) -> Path:
+    """The bundled examples, built once per session (read-only)."""
+    return example_site[0]
 
 
 def test_names_json_describes_every_name(site: Path) -> None:

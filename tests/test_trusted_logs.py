@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.builder import plan
-from sitegen.builder.pipeline import BuildOptions, BuildReport, build
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.eventlog import discover
 from tests.logs import job_lines, write
@@ -71,6 +72,7 @@ def test_a_trusted_no_op_stats_only_the_unfinished_logs(
         same_report(trusted(example_logs, site), full)
 
 
+@pytest.mark.slow  # six builds of the examples
 def test_trusted_builds_see_new_gone_and_growing_logs(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     trusted(example_logs, site)

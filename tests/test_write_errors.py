@@ -36,6 +36,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_site(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "site"]
 
 
+@pytest.mark.slow  # a tmpfs in a mount namespace
 def test_a_real_full_disk(tmp_path: Path, example_logs: Path) -> None:
     """Build into a tmpfs with room for one site, then rebuild: a second site does not fit."""
     disk, before, after = tmp_path / "disk", tmp_path / "before", tmp_path / "after"
@@ -62,7 +63,8 @@ def test_a_real_full_disk(tmp_path: Path, example_logs: Path) -> None:
 def test_parts_dir_that_cannot_be_removed_fails_the_build(
     tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sitegen.builder.pipeline import BuildOptions, build
+    from sitegen.builder.options import BuildOptions
+    from sitegen.builder.pipeline import build
     from sitegen.errors import PublishError
     from sitegen.layout import PARTS_DIR
     from sitegen.publish import writer
