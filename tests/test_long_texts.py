@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.layout import MANIFEST_NAME
@@ -31,6 +33,7 @@ def long_log(path: Path, job_id: str, start_ms: int) -> Path:
     return write(path, out)
 
 
+@pytest.mark.slow
 def test_long_texts_are_shortened_on_pages_and_whole_in_the_api(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -17,6 +17,7 @@ from tests.servers import http_server
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 
 
+@pytest.mark.slow
 def test_scroll_boxes_are_focusable_at_375_px(tmp_path: Path) -> None:
     executable = require("chromium")
     sync_api = pytest.importorskip("playwright.sync_api")

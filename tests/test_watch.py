@@ -288,6 +288,7 @@ def grow(log: Path, seconds: float) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_growing_running_log_publishes_at_most_every_interval(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -299,6 +300,7 @@ def test_a_growing_running_log_publishes_at_most_every_interval(tmp_path: Path) 
     assert "changed" not in reasons
 
 
+@pytest.mark.slow
 def test_running_logs_are_judged_again_on_the_timer(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
