@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.render import urls
-from tests.conftest import CHROMIUM_ARGS, require
 from tests.logs import job_lines, write
 from tests.servers import http_server
 
@@ -18,9 +18,7 @@ AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 
 
 @pytest.mark.slow
-def test_scroll_boxes_are_focusable_at_375_px(tmp_path: Path) -> None:
-    executable = require("chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_scroll_boxes_are_focusable_at_375_px(tmp_path: Path, browser: Any) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     for n in range(3):  # a recurring name: its page and the runs table
@@ -35,8 +33,7 @@ def test_scroll_boxes_are_focusable_at_375_px(tmp_path: Path) -> None:
     pages = ["jobs/wide2/index.html", "jobs/wide2/stage-1.html", str(urls.INSIGHTS)]
     pages += [str(urls.RECURRING), str(urls.name_page("wide-plans"))]
     found = {}
-    with http_server(site) as port, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+    with http_server(site) as port:
         context = browser.new_context(viewport={"width": 375, "height": 800}, bypass_csp=True)
         page = context.new_page()
         for path in pages:
@@ -45,5 +42,5 @@ def test_scroll_boxes_are_focusable_at_375_px(tmp_path: Path) -> None:
             page.add_script_tag(path=str(AXE))
             result = page.evaluate("axe.run(document, {runOnly: ['scrollable-region-focusable']})")
             found[path] = [[n["target"] for n in v["nodes"]] for v in result["violations"]]
-        browser.close()
+        context.close()
     assert all(v == [] for v in found.values()), found
