@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build
+from sitegen.builder.state.store import open_published
 from sitegen.cli import cli
 from sitegen.diagnose import failures, gate, insights, recurring
 from sitegen.diagnose.masking import mask
@@ -631,3 +632,36 @@ def test_a_name_page_lists_its_newest_runs_and_draws_more(tmp_path: Path) -> Non
     assert f"The newest {trend_pages.RUNS_SHOWN} of 150 runs" in page
     chart = page[page.index("<svg") : page.index("</svg>")]
     assert chart.count("q1-") >= 150  # every run is drawn (150 is under MAX_POINTS)
+
+
+def test_the_state_keeps_input_rows_so_the_site_says_more_data(tmp_path: Path) -> None:
+    # Six steady runs, then one twice as slow that read 2.1x the rows: on the site, the
+    # regression says "more data" (the state's run columns carry the rows to the trend).
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    day = 86_400_000
+    for n in range(7):
+        last = n == 6
+        spec = generator.JobSpec(
+            f"rows-{n}",
+            "rows-grow",
+            stages=1,
+            tasks_per_stage=4,
+            start_ms=generator.BASE_TIME_MS + n * day,
+            spread=(1_000, 1_000),
+            rows=(525_000, 525_000) if last else (250_000, 250_000),  # four tasks a run
+            scale=2.1 if last else 1.0,
+            stage1_straggler=False,
+        )
+        generator.write_log(logs, spec, seed=1)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site, workers=1))
+    state = open_published(site)
+    assert state is not None
+    try:
+        rows = [run[8] for run, _, _ in state.runs("rows-grow")]
+    finally:
+        state.close()
+    assert rows == [1_000_000] * 6 + [2_100_000]
+    page = (site / "jobs" / "rows-6" / "index.html").read_text()
+    assert "more data, not a slower job" in page

@@ -15,7 +15,7 @@ from sitegen.builder.state.schema import (
 from sitegen.model import JobSummary
 
 # Rows as SQLite gives them; the reduce makes its records of them (recurring.Run and so on).
-RunRow = tuple[str, str, int, int, str, bool, bool, str]
+RunRow = tuple[str, str, int, int, str, bool, bool, str, int | None]
 FailureColumns = tuple[str, str, int, str, str, int, int]
 RankColumns = tuple[str, int, int, int]
 
@@ -106,8 +106,8 @@ class ReduceQueries(Base):
             (name,),
         )
         return [
-            ((j, n, s, e, st or "", bool(f), bool(ok), src), key, context)
-            for j, n, s, e, st, f, ok, src, key, context in rows
+            ((j, n, s, e, st or "", bool(f), bool(ok), src, rows_in), key, context)
+            for j, n, s, e, st, f, ok, src, rows_in, key, context in rows
         ]
 
     def name_trends(self, names: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:

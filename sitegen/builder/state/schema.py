@@ -64,7 +64,9 @@ CREATE TABLE log(
     files INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     raw_bytes INTEGER NOT NULL,
-    listed BLOB
+    listed BLOB,
+    -- The rows the job read (its scan stages): a regression on more data says so.
+    input_rows INTEGER
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
@@ -161,7 +163,10 @@ KNOWN_COLUMNS = (
     "job_name, start_time, end_time, completed_at, roots, files, bytes, raw_bytes"
 )
 
-RUN_COLUMNS = "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key"
+# In the order of diagnose.recurring.Run's fields.
+RUN_COLUMNS = (
+    "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key, input_rows"
+)
 
 
 def chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:

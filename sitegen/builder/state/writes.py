@@ -72,7 +72,7 @@ class Writes(Base):
         executors: dict[str, ExecutorStats] = summary.executors if summary else {}
         findings = summary.findings if summary else []
         self.db.execute(
-            "INSERT INTO log VALUES (" + ",".join("?" * 27) + ")",
+            "INSERT INTO log VALUES (" + ",".join("?" * 28) + ")",
             (
                 key,
                 size,
@@ -101,6 +101,7 @@ class Writes(Base):
                 outcome.bytes,
                 (summary.raw_log_bytes or 0) if summary else 0,
                 row.listed if row else None,
+                summary.input_rows if summary else None,
             ),
         )
         self.db.execute(
