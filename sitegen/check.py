@@ -11,7 +11,9 @@ from pathlib import Path
 import msgspec
 
 from sitegen.builder.parallel import pool_map
+from sitegen.builder.plan import build_timestamp
 from sitegen.builder.report import dump, problem_json, where
+from sitegen.builder.retention import STALE_AFTER, parse_stale_after
 from sitegen.diagnose import gate
 from sitegen.diagnose.insights import all_findings
 from sitegen.diagnose.recurring import all_regressions
@@ -19,7 +21,7 @@ from sitegen.eventlog.classify import Candidate, duplicates, judge
 from sitegen.eventlog.collisions import id_collisions
 from sitegen.eventlog.discover import LogDirs, as_log_dirs, discover_all
 from sitegen.eventlog.failure import failure_message
-from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
+from sitegen.eventlog.limits import DEFAULT_LIMITS, MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.model import (
     Classification,
@@ -100,14 +102,15 @@ def _check_log(log: LogFile, limits: LogLimits) -> CheckedLog:
     from sitegen.eventlog.reader import read_log, refused  # not for `sitegen build`'s summary
 
     read = refused(log.path, log.skip) if log.skip else read_log(log.path, limits=limits)
-    verdict = judge(log, read)
+    verdict = judge(log, read, limits)
     candidate = summary = None
     if verdict.job_id is not None and read.job_end is not None:
         candidate = Candidate(verdict.job_id, read.job_end.completed_at, log.key)
         from sitegen.diagnose.analysis import analyse  # the map step's analysis, no pages
 
         summary = analyse(read, log.key, log.size).summary
-    return CheckedLog(log.key, read.classification, verdict.problems, candidate, summary)
+    classification = verdict.classification or read.classification
+    return CheckedLog(log.key, classification, verdict.problems, candidate, summary)
 
 
 def _check_all(logs: Sequence[LogFile], workers: int | None, limits: LogLimits) -> list[CheckedLog]:
@@ -117,19 +120,30 @@ def _check_all(logs: Sequence[LogFile], workers: int | None, limits: LogLimits) 
         return list(checked)
 
 
+def check_limits(
+    max_log_size: int = MAX_LOG_BYTES,
+    max_line_size: int = MAX_LINE_BYTES,
+    stale_after: str = STALE_AFTER,
+) -> LogLimits:
+    """Return the limits logs are read and judged by, on the build's clock."""
+    now_ns = int(build_timestamp() * 1e9)
+    return LogLimits(max_log_size, max_line_size, parse_stale_after(stale_after), now_ns)
+
+
 def check(
     log_dirs: LogDirs,
     workers: int | None = None,
     follow_links: bool = False,
     fail_on: frozenset[str] = frozenset(),
-    limits: LogLimits = DEFAULT_LIMITS,
+    limits: LogLimits | None = None,
 ) -> CheckReport:
     """Check every log in ``log_dirs`` and write nothing anywhere.
 
     ``fail_on``: finding kinds (``gate.parse_kinds``) that fail the check when the newest run
-    of a job name has one.
+    of a job name has one; ``limits``: as a build's by default (``check_limits``).
     """
     dirs = list(as_log_dirs(log_dirs))
+    limits = limits or check_limits()
     checked = _check_all(discover_all(dirs, follow_links), workers, limits)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():

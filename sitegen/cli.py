@@ -117,6 +117,13 @@ MAX_LINE_SIZE = click.option(
     default="256MiB",
     help="The most one line of a log may hold; a log with a longer line is reported.",
 )
+STALE_AFTER = click.option(
+    "--stale-after",
+    default="24h",  # retention.STALE_AFTER: this module imports no core module up front
+    metavar="AGE",
+    help="A .running log not written to for longer than this is an abandoned run (its "
+    "scheduler stopped before the job ended): 30m, 12h, 3d; 0 never.",
+)
 FORMAT = click.option(
     "--format",
     "fmt",
@@ -134,6 +141,7 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
         FOLLOW_LINKS,
         MAX_LOG_SIZE,
         MAX_LINE_SIZE,
+        STALE_AFTER,
         click.option(
             "--output",
             type=_PATH,
@@ -456,6 +464,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @FOLLOW_LINKS
 @MAX_LOG_SIZE
 @MAX_LINE_SIZE
+@STALE_AFTER
 @WORKERS
 @FORMAT
 @click.option(
@@ -471,6 +480,7 @@ def check_command(
     follow_links: bool,
     max_log_size: int,
     max_line_size: int,
+    stale_after: str,
     workers: int | None,
     fmt: str,
     fail_on: str | None,
@@ -487,13 +497,12 @@ def check_command(
         sitegen check --event-log-dir /var/log/ballista --format json
         sitegen check --event-log-dir /var/log/ballista --fail-on regression,failed
     """
-    from sitegen.check import check, check_json, check_lines
+    from sitegen.check import check, check_json, check_limits, check_lines
     from sitegen.diagnose.gate import parse_kinds
-    from sitegen.eventlog.limits import LogLimits
 
     try:
         kinds = parse_kinds(fail_on) if fail_on is not None else frozenset()
-        limits = LogLimits(max_log_size, max_line_size)
+        limits = check_limits(max_log_size, max_line_size, stale_after)
         report = check(_log_dirs(log_dirs), workers, follow_links, kinds, limits)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)

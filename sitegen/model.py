@@ -26,6 +26,8 @@ class Classification(enum.StrEnum):
     MALFORMED = "malformed"
     UNREADABLE = "unreadable"
     NOT_A_LOG = "not-a-log"
+    # A .running log not written to for longer than --stale-after: its scheduler stopped.
+    ABANDONED = "abandoned"
 
 
 class ProblemKind(enum.StrEnum):
@@ -42,6 +44,7 @@ class ProblemKind(enum.StrEnum):
     UNREADABLE_NOTE = "unreadable-note"
     DAMAGED_LINES = "damaged-lines"
     ID_COLLISION = "id-collision"
+    ABANDONED = "abandoned"
 
 
 class ProblemSeverity(enum.StrEnum):
@@ -69,8 +72,21 @@ SEVERITY = {
     # differs only by case or Unicode normalisation.
     ProblemKind.DAMAGED_LINES: ProblemSeverity.WARNING,
     ProblemKind.ID_COLLISION: ProblemSeverity.WARNING,
+    # A run its scheduler left behind: worth a look, not damage (check passes, --strict not).
+    ProblemKind.ABANDONED: ProblemSeverity.WARNING,
     ProblemKind.INCOMPLETE: ProblemSeverity.NOTE,
 }
+
+
+# The warnings a job is published with (an abandoned run is a warning, but has no JobEnd).
+PUBLISHED_WITH = frozenset(
+    {
+        ProblemKind.ID_MISMATCH,
+        ProblemKind.UNREADABLE_NOTE,
+        ProblemKind.DAMAGED_LINES,
+        ProblemKind.ID_COLLISION,
+    }
+)
 
 
 def severity_of(kind: ProblemKind) -> ProblemSeverity:
@@ -94,8 +110,8 @@ class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
     @property
     def skipped(self) -> bool:
-        """Tell whether this problem kept the log off the site (all but warnings do)."""
-        return self.severity is not ProblemSeverity.WARNING
+        """Tell whether this problem kept the log off the site (all but ``PUBLISHED_WITH``)."""
+        return self.kind not in PUBLISHED_WITH
 
 
 def is_failed(status: object) -> bool:
@@ -180,6 +196,8 @@ class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):
     tasks: int
     failed_tasks: int
     last_event_time: int
+    # Why the run is taken for abandoned (its log's age), None while it is still running.
+    abandoned: str | None = None
 
 
 class Dated(Protocol):

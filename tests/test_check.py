@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,9 @@ def every_problem(logs: Path) -> Path:
     logs.mkdir()
     write(logs / "good.eventlog", job_lines("good"))
     write(logs / "run.eventlog.running", job_lines("run")[:4])
+    left = write(logs / "left.eventlog.running", job_lines("left")[:4])
+    # Not written to for 3 days before the tests' SOURCE_DATE_EPOCH: abandoned.
+    os.utime(left, (1_767_225_600 - 3 * 86_400,) * 2)
     write(logs / "dead.eventlog", job_lines("dead")[:3])
     newer = job_lines("newer")
     newer[-1] = newer[-1].replace(b'"version":1', b'"version":3', 1)
@@ -57,6 +61,8 @@ def test_check_text_lists_every_problem_and_exits_1(tmp_path: Path) -> None:
         "dup-old.eventlog: error: duplicate-id: job id 'dup' is also in dup.eventlog,"
         " which completed later; this log was not published",
         "evil.eventlog:12: error: unsafe-id: job id 'a/b' contains a path separator",
+        "left.eventlog.running: warning: abandoned: last written 3 days ago; the scheduler"
+        " stopped before the job ended",
         "newer.eventlog:12: error: newer-version: JobEnd written with schema version 3 by a newer"
         " Ballista (this sitegen reads up to 1); upgrade sitegen",
         "prose.eventlog: error: not-a-log: no event-log records in the file",
@@ -69,9 +75,9 @@ def test_check_text_lists_every_problem_and_exits_1(tmp_path: Path) -> None:
         " once case-folded: both are published, but where the site or its archive is unpacked"
         " on a case-insensitive or normalising file system (macOS, Windows) one job overwrites"
         " the other (see docs/safety.md)",
-        f"Checked 14 logs in {logs}: 7 completed, 2 incomplete, 1 newer-version, 1 malformed,"
-        " 2 unreadable, 1 not-a-log.",
-        "5 jobs can be published; 7 errors, 4 warnings, 2 notes: check failed.",
+        f"Checked 15 logs in {logs}: 7 completed, 2 incomplete, 1 newer-version, 1 malformed,"
+        " 2 unreadable, 1 not-a-log, 1 abandoned.",
+        "5 jobs can be published; 7 errors, 5 warnings, 2 notes: check failed.",
     ]
 
 
@@ -90,7 +96,7 @@ def test_check_json_is_one_object(tmp_path: Path) -> None:
     assert out == {
         "log_dirs": [str(logs)],
         "ok": False,
-        "logs": 14,
+        "logs": 15,
         "publishable": 5,
         "classifications": {
             "completed": 7,
@@ -99,6 +105,7 @@ def test_check_json_is_one_object(tmp_path: Path) -> None:
             "malformed": 1,
             "unreadable": 2,
             "not-a-log": 1,
+            "abandoned": 1,
         },
         "problems_by_kind": {
             "incomplete": 2,
@@ -112,9 +119,10 @@ def test_check_json_is_one_object(tmp_path: Path) -> None:
             "unreadable-note": 0,  # a build's warning: check reads no notes
             "damaged-lines": 1,
             "id-collision": 1,
+            "abandoned": 1,
         },
         "errors": 7,
-        "warnings": 4,
+        "warnings": 5,
         "notes": 2,
     }
     assert problems[0] == {

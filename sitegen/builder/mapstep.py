@@ -65,8 +65,8 @@ def state_row(summary: JobSummary) -> LogRow:
     )
 
 
-def running_job(read: LogRead, log: LogFile) -> RunningJob:
-    """Describe a log without JobEnd from what it recorded so far."""
+def running_job(read: LogRead, log: LogFile, abandoned: str | None = None) -> RunningJob:
+    """Describe a log without JobEnd from what it recorded so far (``abandoned``: why so)."""
     start = read.job_start
     times = [t.end_exec_time for t in read.tasks]
     return RunningJob(
@@ -80,6 +80,7 @@ def running_job(read: LogRead, log: LogFile) -> RunningJob:
         tasks=len(read.tasks),
         failed_tasks=sum(1 for t in read.tasks if is_failed(t.status)),
         last_event_time=max(times, default=start.submitted_at if start else 0),
+        abandoned=abandoned,
     )
 
 
@@ -210,16 +211,18 @@ def _process_log(
     limits = pages.limits
     held = None if log.skip or log.size > limits.max_log_bytes else hold(log.path, log.size)
     read = refused(log.path, log.skip) if log.skip else read_log(log.path, held, limits)
-    verdict = judge(log, read)
+    verdict = judge(log, read, limits)
     outcome = LogOutcome(
         file=log.key,
-        classification=read.classification,
+        classification=verdict.classification or read.classification,
         problems=verdict.problems,
         sha256="" if log.skip else log_digest(log.path, held),
     )
     if read.job_end is None or verdict.job_id is None:
-        if read.classification is Classification.INCOMPLETE:
+        if outcome.classification is Classification.INCOMPLETE:
             outcome.running = running_job(read, log)
+        elif outcome.classification is Classification.ABANDONED:
+            outcome.running = running_job(read, log, verdict.problems[0].message)
         return outcome, False
     job_id = verdict.job_id
     analysis = analyse(read, outcome.file, log.size)

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder.retention import parse_age
+from sitegen.builder.retention import STALE_AFTER, parse_age, parse_stale_after
 from sitegen.builder.state.store import open_published
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import as_log_dirs
-from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES
+from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.render import urls
@@ -57,12 +57,16 @@ class BuildOptions:
     # The most one log may hold once decompressed, and one of its lines (eventlog/limits.py).
     max_log_size: int = MAX_LOG_BYTES
     max_line_size: int = MAX_LINE_BYTES
+    # A .running log not written to for this long is an abandoned run (``--max-age`` syntax;
+    # ``0``: never).
+    stale_after: str = STALE_AFTER
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
         object.__setattr__(self, "log_dirs", as_log_dirs(self.log_dirs))
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work
+        parse_stale_after(self.stale_after)
         if self.base_url is not None:
             try:
                 object.__setattr__(self, "base_url", urls.base_url(self.base_url))
@@ -129,3 +133,9 @@ class BuildReport:
     def skipped(self) -> Counter[str]:
         """Count skipped logs by reason."""
         return Counter(str(p.kind) for p in self.problems if p.skipped)
+
+
+def log_limits(options: BuildOptions, now: float) -> LogLimits:
+    """Return the limits a build reads and judges its logs by, ``now`` its clock (seconds)."""
+    stale = parse_stale_after(options.stale_after)
+    return LogLimits(options.max_log_size, options.max_line_size, stale, int(now * 1e9))

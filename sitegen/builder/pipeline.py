@@ -19,7 +19,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard, parallel
-from sitegen.builder.options import RUN_OPTIONS, BuildOptions, BuildReport
+from sitegen.builder.options import RUN_OPTIONS, BuildOptions, BuildReport, log_limits
 from sitegen.builder.plan import (
     LeanerSite,
     Run,
@@ -37,7 +37,6 @@ from sitegen.eventlog.discover import (
     has_logs,
     list_dirs,
 )
-from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
 from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.buildlock import exclusive
@@ -194,7 +193,7 @@ def _renderer(run: Run) -> PageRenderer:
         raw_logs=options.raw_logs,
         cache_key=run.fingerprint,
         follow_links=options.follow_links,
-        limits=LogLimits(options.max_log_size, options.max_line_size),
+        limits=log_limits(options, run.stamp),
     )
     pages.warm()
     return pages

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 
 from sitegen.builder.idcollisions import published_collisions
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions, BuildReport, log_limits
 
 
 class LeanerSite(Exception):
@@ -164,7 +164,7 @@ def quick_no_op(run: Run) -> BuildReport | None:
     # reading 100,000 rows back from the state to compare them cost more than the stat calls.
     elif stored.identities != run.identities:
         return None
-    if noted_keys(state, run.notes):
+    if noted_keys(state, run.notes) or stale_running(run, state):
         return None
     if trusting and not same_listing:
         # Listed anew (first trusted build, a README added): the next one need not stat.
@@ -191,6 +191,16 @@ def _unchanged(log: LogFile, known: Known | None) -> bool:
     return known.sha256 == log_digest(log.path)
 
 
+def stale_running(run: Run, state: State) -> set[str]:
+    """Return the keys of the running logs the clock now takes for abandoned runs."""
+    limits = log_limits(run.options, run.stamp)
+    return {
+        key
+        for key, mtime_ns in state.running_logs().items()
+        if key.endswith(".eventlog.running") and limits.abandoned(mtime_ns) is not None
+    }
+
+
 def noted_keys(state: State, notes: NoteIndex) -> set[str]:
     """Return the keys of the published jobs whose operator note was added, edited or removed."""
     had = state.note_digests()
@@ -214,7 +224,8 @@ def plan(run: Run) -> None:
     differ, gone = changed_logs(state.identities(), run.logs)
     todo: list[int] = []
     run.gone = sorted(gone)
-    noted = noted_keys(state, run.notes)
+    # Logs to read again though unchanged: a note changed, or the clock abandoned a run.
+    noted = noted_keys(state, run.notes) | stale_running(run, state)
     run.known = state.known(differ | noted | set(run.gone))
     for n, key in enumerate(run.logs.keys):
         if key not in differ and key not in noted:

@@ -16,3 +16,14 @@ def parse_age(text: str) -> float:
     if found is None:
         raise UsageError(f"max age {text!r} is not a number followed by s, m, h, d or w")
     return float(found.group(1)) * _SECONDS[found.group(2)]
+
+
+# A running log not written to for this long is abandoned (the default of --stale-after).
+STALE_AFTER = "24h"
+
+
+def parse_stale_after(text: str) -> int:
+    """Turn ``--stale-after`` (``24h``, ``3d``; ``0``: never) into nanoseconds."""
+    if text.strip() == "0":
+        return 0
+    return int(parse_age(text) * 1_000_000_000)

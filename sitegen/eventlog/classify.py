@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from sitegen.eventlog.discover import unsafe_id_reason
+from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.model import Classification, Problem, ProblemKind
 
@@ -29,6 +30,8 @@ class Verdict:
     problems: list[Problem] = field(default_factory=list)
     # The id the job is published under; None when the log cannot be published.
     job_id: str | None = None
+    # What the log is taken for when the clock says more than its records (abandoned).
+    classification: Classification | None = None
 
 
 class Candidate(NamedTuple):
@@ -39,13 +42,17 @@ class Candidate(NamedTuple):
     file: str
 
 
-def judge(log: LogFile, read: LogRead) -> Verdict:
+def judge(log: LogFile, read: LogRead, limits: LogLimits = DEFAULT_LIMITS) -> Verdict:
     """Classify one read log: its problems, and the job id it can be published under."""
     name = log.key
     damaged = read.damage_message()
     if read.job_end is None:
         message = read.message
         if read.classification is Classification.INCOMPLETE and log.running:
+            abandoned = limits.abandoned(log.mtime_ns)
+            if abandoned is not None:
+                problem = Problem(ProblemKind.ABANDONED, name, abandoned, None, log.name_id)
+                return Verdict([problem], classification=Classification.ABANDONED)
             message = "still running (.eventlog.running): no JobEnd record yet"
         kind = _PROBLEM_OF[read.classification]
         problems = [Problem(kind, name, message, read.line, log.name_id)]

@@ -26,10 +26,31 @@ MAX_LINE_BYTES = 256 << 20
 
 @dataclass(frozen=True)
 class LogLimits:
-    """The most one log may hold once decompressed, and one of its lines."""
+    """The most one log may hold once decompressed, one of its lines, and a running log's age."""
 
     max_log_bytes: int = MAX_LOG_BYTES
     max_line_bytes: int = MAX_LINE_BYTES
+    # A .running log not written to for longer than this (ns) is abandoned; 0: never. ``now_ns``
+    # is the build's clock (SOURCE_DATE_EPOCH honoured), as retention takes it.
+    stale_after_ns: int = 0
+    now_ns: int = 0
+
+    def abandoned(self, mtime_ns: int) -> str | None:
+        """Return why a running log last written at ``mtime_ns`` is abandoned, else None."""
+        age = self.now_ns - mtime_ns
+        if not self.stale_after_ns or age <= self.stale_after_ns:
+            return None
+        return f"last written {age_text(age)} ago; the scheduler stopped before the job ended"
+
+
+def age_text(ns: int) -> str:
+    """Return an age in its largest whole unit: ``3 days``, ``5 hours``, ``1 minute``."""
+    seconds = ns // 1_000_000_000
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
 
 
 DEFAULT_LIMITS = LogLimits()

@@ -55,6 +55,14 @@ class PlanQueries(Base):
         )
         return {key: (size, mtime_ns) for key, size, mtime_ns in rows}
 
+    def running_logs(self) -> dict[str, int]:
+        """Return the modification time of every log read as a job still running."""
+        rows = self.db.execute(
+            "SELECT key, mtime_ns FROM log INDEXED BY log_class WHERE classification = ?",
+            (str(Classification.INCOMPLETE),),
+        )
+        return dict(rows.fetchall())
+
     def note_digests(self) -> dict[str, str]:
         """Return the digest of the note each published job was rendered with, if it had one."""
         rows = self.db.execute(
