@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sitegen.model import RunningJob
 from tests.logs import job_lines, write
 
 
@@ -242,7 +243,7 @@ def test_watch_refuses_an_archive(tmp_path: Path) -> None:
 class FakeReport:
     """What the watcher reads of a build's report: the running jobs."""
 
-    def __init__(self, running: list[str]) -> None:
+    def __init__(self, running: list[RunningJob]) -> None:
         self.running = running
 
 
@@ -256,7 +257,7 @@ def run_watcher(logs: Path, act: Callable[[], None], seconds: float, running: bo
     reasons: list[str] = []
 
     def fake_build(options: BuildOptions) -> Any:
-        return FakeReport(["job"] if running else [])
+        return FakeReport([RunningJob("f", "job", "", 0, 0, 0, 0, 0, 0, 0)] if running else [])
 
     def heard(done: Publish) -> None:
         assert done.error is None, done.error
