@@ -7,6 +7,7 @@ import random
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -324,6 +325,7 @@ def test_insights_rank_jobs_and_flag_nodes_seen_in_several_jobs() -> None:
 
 
 SEVERITIES = list(FindingSeverity)
+COSTS = [None, 0, 500, 2_000]
 
 
 @pytest.mark.slow  # 200 generated sets of jobs
@@ -331,7 +333,8 @@ SEVERITIES = list(FindingSeverity)
 @given(
     st.lists(
         st.tuples(
-            st.lists(st.sampled_from(SEVERITIES), max_size=3),  # its own findings
+            # its own findings: severity and cost
+            st.lists(st.tuples(st.sampled_from(SEVERITIES), st.sampled_from(COSTS)), max_size=3),
             st.none() | st.sampled_from(SEVERITIES),  # a regression, or none
             st.integers(0, 5),  # start: ties are broken by id
             st.sampled_from(["a", "ab", "b", "é", "j1", "j10"]),  # ids: prefixes, non-ASCII
@@ -341,21 +344,27 @@ SEVERITIES = list(FindingSeverity)
     ),
     st.integers(1, 8),
 )
-def test_the_worst_jobs_rank_by_severity_count_then_newest(
-    jobs: list[tuple[list[FindingSeverity], FindingSeverity | None, int, str]], limit: int
+def test_the_worst_jobs_rank_by_severity_cost_count_then_newest(
+    jobs: list[tuple[list[tuple[FindingSeverity, int | None]], FindingSeverity | None, int, str]],
+    limit: int,
 ) -> None:
     summaries, extra = [], {}
     for own, regression, start, job_id in jobs:
-        found = [finding(FindingKind.IDLE, severity) for severity in own]
+        found = [
+            msgspec.structs.replace(finding(FindingKind.IDLE, severity), impact_ms=cost)
+            for severity, cost in own
+        ]
         summaries.append(run(job_id, 10, T0 + start, findings=found))
         if regression is not None:
             extra[job_id] = finding(FindingKind.REGRESSION, regression)
 
-    # The rule in one key: worst severity, then how many, then newest, then the larger id.
-    def key(job: JobSummary) -> tuple[int, int, int, list[int]]:
+    # The rule in one key: worst severity, then the costliest own finding, then how many,
+    # then newest, then the larger id.
+    def key(job: JobSummary) -> tuple[int, int, int, int, list[int]]:
         severities = [f.severity.rank for f in insights.all_findings(job, extra)]
         return (
             -max(severities),
+            -max((f.impact_ms or 0 for f in job.findings), default=0),
             -len(severities),
             -job.start_time,
             [-ord(c) for c in job.job_id] + [1],

@@ -60,6 +60,7 @@ def state_row(summary: JobSummary) -> LogRow:
         succeeded=succeeded(summary),
         findings=figures.findings,
         worst_rank=figures.worst_rank,
+        cost_ms=figures.cost_ms,
         listed=api.list_entry(summary),
         failures=list(failure_rows(summary)),
     )

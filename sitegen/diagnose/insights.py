@@ -46,25 +46,28 @@ class JobInsight:
 def worst_jobs(
     jobs: Iterable[JobSummary], extra: Mapping[str, Finding], limit: int = TOP_JOBS
 ) -> list[JobInsight]:
-    """Return the jobs with the most severe findings: by worst severity, count, then newest."""
+    """Return the jobs with the most severe findings: by worst severity, cost, count, newest."""
     by_id = {job.job_id: job for job in jobs}
     ids = worst_ids(map(ranked, by_id.values()), extra, limit)
     return [JobInsight(by_id[i], all_findings(by_id[i], extra)) for i in ids]
 
 
 class Ranked(NamedTuple):
-    """What ranking a job needs: its own findings' worst severity rank (-1: none) and count."""
+    """What ranking a job needs: its own findings' worst severity rank (-1: none), count, cost."""
 
     job_id: str
     worst_rank: int
     findings: int
     start_time: int
+    # What its costliest own finding cost the job (impact_ms; a regression has none).
+    cost_ms: int = 0
 
 
 def ranked(job: JobSummary) -> Ranked:
     """Return what ranking a job needs, from its summary (the state keeps the same columns)."""
     worst_rank = max((f.severity.rank for f in job.findings), default=-1)
-    return Ranked(job.job_id, worst_rank, len(job.findings), job.start_time)
+    cost = max((f.impact_ms or 0 for f in job.findings), default=0)
+    return Ranked(job.job_id, worst_rank, len(job.findings), job.start_time, cost)
 
 
 def worst_ids(
@@ -83,7 +86,7 @@ def worst_ids(
         if job.findings:
             found.append(job)
     found.sort(key=lambda j: (j.start_time, j.job_id), reverse=True)
-    found.sort(key=lambda j: (-j.worst_rank, -j.findings))
+    found.sort(key=lambda j: (-j.worst_rank, -j.cost_ms, -j.findings))
     return [j.job_id for j in found[:limit]]
 
 

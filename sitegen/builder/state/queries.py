@@ -17,7 +17,7 @@ from sitegen.model import JobSummary
 # Rows as SQLite gives them; the reduce makes its records of them (recurring.Run and so on).
 RunRow = tuple[str, str, int, int, str, bool, bool, str, int | None]
 FailureColumns = tuple[str, str, int, str, str, int, int]
-RankColumns = tuple[str, int, int, int]
+RankColumns = tuple[str, int, int, int, int]
 
 
 class ReduceQueries(Base):
@@ -136,7 +136,8 @@ class ReduceQueries(Base):
         """Return ``(job_id, digest)`` of the published jobs with the worst own findings."""
         rows = self.db.execute(
             "SELECT job_id, sha256 || key FROM log WHERE published AND findings > 0 "
-            "ORDER BY worst_rank DESC, findings DESC, start_time DESC, job_id DESC LIMIT ?",
+            "ORDER BY worst_rank DESC, cost_ms DESC, findings DESC, start_time DESC, job_id DESC "
+            "LIMIT ?",
             (limit,),
         )
         return rows.fetchall()
@@ -144,17 +145,17 @@ class ReduceQueries(Base):
     def ranked(self, job_ids: Sequence[str]) -> dict[str, tuple[RankColumns, str]]:
         """Return the figures Insights ranks the published jobs of ``job_ids`` by, and digests.
 
-        The figures are ``(job_id, worst_rank, findings, start_time)``: ``insights.Ranked``.
+        The figures are ``insights.Ranked``: ``(job_id, worst_rank, findings, start_time, cost)``.
         """
         found = {}
         for chunk in chunks(sorted(job_ids)):
             rows = self.db.execute(
-                "SELECT job_id, worst_rank, findings, start_time, sha256 || key "
+                "SELECT job_id, worst_rank, findings, start_time, cost_ms, sha256 || key "
                 f"FROM log INDEXED BY log_job WHERE published AND job_id IN ({marks(chunk)})",
                 chunk,
             )
-            for job_id, rank, count, start, digest in rows:
-                found[job_id] = ((job_id, rank, count, start), digest)
+            for job_id, rank, count, start, cost, digest in rows:
+                found[job_id] = ((job_id, rank, count, start, cost), digest)
         return found
 
     def flagged_executors(self, min_jobs: int) -> list[tuple[str, int]]:

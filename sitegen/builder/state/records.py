@@ -39,6 +39,8 @@ class LogRow(msgspec.Struct, array_like=True, gc=False):
     # Its own findings and the rank of the worst (-1: none), as Insights ranks summaries.
     findings: int
     worst_rank: int
+    # What its costliest own finding cost it (ms), as Insights ranks jobs of one severity.
+    cost_ms: int
     # Its ``/api/jobs`` element, serde_json bytes.
     listed: bytes
     # Its failure rows for the Failures page (diagnose.failures.FailureRow's fields).

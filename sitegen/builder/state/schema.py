@@ -66,7 +66,9 @@ CREATE TABLE log(
     raw_bytes INTEGER NOT NULL,
     listed BLOB,
     -- The rows the job read (its scan stages): a regression on more data says so.
-    input_rows INTEGER
+    input_rows INTEGER,
+    -- What its costliest own finding cost it (ms): Insights ranks by it after severity.
+    cost_ms INTEGER NOT NULL
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
@@ -82,7 +84,9 @@ CREATE INDEX log_claim ON log(job_id, completed_at DESC, key) WHERE job_id IS NO
 CREATE INDEX log_order ON log(start_time DESC, job_id) WHERE job_id IS NOT NULL;
 CREATE INDEX log_flagged ON log(key) WHERE flagged;
 CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
-CREATE INDEX log_worst ON log(worst_rank DESC, findings DESC, start_time DESC, job_id DESC)
+CREATE INDEX log_worst ON log(
+    worst_rank DESC, cost_ms DESC, findings DESC, start_time DESC, job_id DESC
+)
     WHERE published AND findings > 0;
 CREATE TABLE blob(key TEXT PRIMARY KEY, summary BLOB, outcome BLOB NOT NULL);
 CREATE TABLE name_trend(name TEXT PRIMARY KEY, runs INTEGER NOT NULL, data BLOB NOT NULL);

@@ -72,7 +72,7 @@ class Writes(Base):
         executors: dict[str, ExecutorStats] = summary.executors if summary else {}
         findings = summary.findings if summary else []
         self.db.execute(
-            "INSERT INTO log VALUES (" + ",".join("?" * 28) + ")",
+            "INSERT INTO log VALUES (" + ",".join("?" * 29) + ")",
             (
                 key,
                 size,
@@ -102,6 +102,7 @@ class Writes(Base):
                 (summary.raw_log_bytes or 0) if summary else 0,
                 row.listed if row else None,
                 summary.input_rows if summary else None,
+                row.cost_ms if row else 0,
             ),
         )
         self.db.execute(
