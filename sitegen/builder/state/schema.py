@@ -68,7 +68,7 @@ CREATE TABLE log(
     -- The rows the job read (its scan stages): a regression on more data says so.
     input_rows INTEGER,
     -- What its costliest own finding cost it (ms): Insights ranks by it after severity.
-    cost_ms INTEGER NOT NULL
+    cost_ms INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
