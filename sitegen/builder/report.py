@@ -98,24 +98,27 @@ def _archive(report: BuildReport) -> dict[str, Any] | None:
 
 def summary_json(report: BuildReport) -> str:
     """Return the build summary as one JSON object, for scripts and CI."""
-    return dump(
-        {
-            "output": str(report.output),
-            "logs": report.logs,
-            "jobs_published": report.published,
-            "jobs_outside_retention": report.retention_dropped,
-            "jobs_over_size_limit": report.size_dropped,
-            "raw_logs_left_out": report.raw_logs_dropped,
-            "site_bytes": report.site_bytes,
-            "classifications": report.classifications,
-            "skipped": dict(sorted(report.skipped.items())),
-            "files_written": report.files_written,
-            "bytes_written": report.bytes_written,
-            "seconds": round(report.seconds, 3),
-            "archive": _archive(report),
-            "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
-        }
-    )
+    return dump(_summary(report))
+
+
+def _summary(report: BuildReport) -> dict[str, Any]:
+    """Return the build summary as a JSON-ready object."""
+    return {
+        "output": str(report.output),
+        "logs": report.logs,
+        "jobs_published": report.published,
+        "jobs_outside_retention": report.retention_dropped,
+        "jobs_over_size_limit": report.size_dropped,
+        "raw_logs_left_out": report.raw_logs_dropped,
+        "site_bytes": report.site_bytes,
+        "classifications": report.classifications,
+        "skipped": dict(sorted(report.skipped.items())),
+        "files_written": report.files_written,
+        "bytes_written": report.bytes_written,
+        "seconds": round(report.seconds, 3),
+        "archive": _archive(report),
+        "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
+    }
 
 
 def publish_line(done: Publish) -> str:
@@ -138,6 +141,6 @@ def publish_json(done: Publish) -> str:
             "changes": done.changes,
             "seconds": round(done.seconds, 3),
             "error": done.error,
-            "build": json.loads(summary_json(done.report)) if done.report else None,
+            "build": _summary(done.report) if done.report else None,
         }
     )
