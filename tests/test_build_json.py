@@ -40,6 +40,7 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
             "malformed": 1,
             "unreadable": 0,
             "not-a-log": 0,
+            "abandoned": 0,  # every classification is counted, none or not
         },
         "skipped": {"incomplete": 1, "malformed": 1},
         "files_written": len(files),
