@@ -10,10 +10,11 @@ from pathlib import Path
 
 import msgspec
 
+from sitegen.builder.options import limits_of
 from sitegen.builder.parallel import pool_map
 from sitegen.builder.plan import build_timestamp
 from sitegen.builder.report import dump, problem_json, where
-from sitegen.builder.retention import STALE_AFTER, parse_stale_after
+from sitegen.builder.retention import STALE_AFTER
 from sitegen.diagnose import gate
 from sitegen.diagnose.insights import all_findings
 from sitegen.diagnose.recurring import all_regressions
@@ -126,8 +127,7 @@ def check_limits(
     stale_after: str = STALE_AFTER,
 ) -> LogLimits:
     """Return the limits logs are read and judged by, on the build's clock."""
-    now_ns = int(build_timestamp() * 1e9)
-    return LogLimits(max_log_size, max_line_size, parse_stale_after(stale_after), now_ns)
+    return limits_of(max_log_size, max_line_size, stale_after, build_timestamp())
 
 
 def check(

@@ -137,5 +137,10 @@ class BuildReport:
 
 def log_limits(options: BuildOptions, now: float) -> LogLimits:
     """Return the limits a build reads and judges its logs by, ``now`` its clock (seconds)."""
-    stale = parse_stale_after(options.stale_after)
-    return LogLimits(options.max_log_size, options.max_line_size, stale, int(now * 1e9))
+    return limits_of(options.max_log_size, options.max_line_size, options.stale_after, now)
+
+
+def limits_of(max_log_size: int, max_line_size: int, stale_after: str, now: float) -> LogLimits:
+    """Return the limits logs are read and judged by (``stale_after`` as ``--stale-after``)."""
+    stale = parse_stale_after(stale_after)
+    return LogLimits(max_log_size, max_line_size, stale, int(now * 1e9))

@@ -138,6 +138,17 @@ class Run:
         """Return the digest of every log's identity (identity_digest), made once."""
         return identity_digest(self.logs)
 
+    @functools.cached_property
+    def stale(self) -> set[str]:
+        """Return the keys of the running logs the clock now takes for abandoned runs (once)."""
+        assert self.state is not None
+        limits = log_limits(self.options, self.stamp)
+        return {
+            key
+            for key, mtime_ns in self.state.running_logs().items()
+            if key.endswith(".eventlog.running") and limits.abandoned(mtime_ns) is not None
+        }
+
 
 def quick_no_op(run: Run) -> BuildReport | None:
     """Finish a build whose logs, notes and selection options are as last built; else None.
@@ -164,7 +175,7 @@ def quick_no_op(run: Run) -> BuildReport | None:
     # reading 100,000 rows back from the state to compare them cost more than the stat calls.
     elif stored.identities != run.identities:
         return None
-    if noted_keys(state, run.notes) or stale_running(run, state):
+    if noted_keys(state, run.notes) or run.stale:
         return None
     if trusting and not same_listing:
         # Listed anew (first trusted build, a README added): the next one need not stat.
@@ -191,16 +202,6 @@ def _unchanged(log: LogFile, known: Known | None) -> bool:
     return known.sha256 == log_digest(log.path)
 
 
-def stale_running(run: Run, state: State) -> set[str]:
-    """Return the keys of the running logs the clock now takes for abandoned runs."""
-    limits = log_limits(run.options, run.stamp)
-    return {
-        key
-        for key, mtime_ns in state.running_logs().items()
-        if key.endswith(".eventlog.running") and limits.abandoned(mtime_ns) is not None
-    }
-
-
 def noted_keys(state: State, notes: NoteIndex) -> set[str]:
     """Return the keys of the published jobs whose operator note was added, edited or removed."""
     had = state.note_digests()
@@ -225,7 +226,7 @@ def plan(run: Run) -> None:
     todo: list[int] = []
     run.gone = sorted(gone)
     # Logs to read again though unchanged: a note changed, or the clock abandoned a run.
-    noted = noted_keys(state, run.notes) | stale_running(run, state)
+    noted = noted_keys(state, run.notes) | run.stale
     run.known = state.known(differ | noted | set(run.gone))
     for n, key in enumerate(run.logs.keys):
         if key not in differ and key not in noted:
