@@ -359,3 +359,22 @@ def test_no_log_is_modified(tmp_path: Path) -> None:
     build(BuildOptions(logs, tmp_path / "site", workers=1, max_line_size=MiB))
     assert {p.name: p.read_bytes() for p in logs.iterdir()} == before
     shutil.rmtree(tmp_path / "site")
+
+
+def test_a_log_forgets_only_what_it_claimed_since_it_was_last_forgotten(tmp_path: Path) -> None:
+    from sitegen.builder.mapstep import _mark_claim, claimed_roots, forget_claim
+
+    staging = tmp_path / "staging"
+    part, other = staging / "parts" / "7", staging / "parts" / "8"
+    for root in ("jobs/a", "api/job/a", "jobs/b"):
+        (staging / root).mkdir(parents=True)
+    _mark_claim(part, ["api/job/a", "jobs/a"])
+    _mark_claim(other, ["jobs/b"])
+    assert claimed_roots(part) == ["api/job/a", "jobs/a"]
+    forget_claim((None, staging, part))  # type: ignore[arg-type]
+    assert not (staging / "jobs/a").exists() and (staging / "jobs/b").is_dir()
+    # Another log takes the directories; forgetting log 7 again must leave them be.
+    (staging / "jobs/a").mkdir()
+    assert claimed_roots(part) == []
+    forget_claim((None, staging, part))  # type: ignore[arg-type]
+    assert (staging / "jobs/a").is_dir() and claimed_roots(other) == ["jobs/b"]

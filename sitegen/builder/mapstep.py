@@ -123,7 +123,17 @@ def _claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> 
     return staging
 
 
-CLAIMED = ".claimed"
+# Which staging directories each log claimed, one line a claim: "<part>\t<root>\t<root>…".
+# One file that every worker appends to (a small O_APPEND write lands whole), not a file per
+# log: creating a file per job was a measurable share of a full build's kernel time.
+CLAIMS = ".claims"
+# A line "<part>\t" (no roots): the claims of that log before it were undone.
+_FORGOTTEN = ""
+
+
+def _claims_file(part: Path) -> str:
+    """Return the claims file of the staging dir that ``part`` (a log's part dir) belongs to."""
+    return f"{part.parent}/{CLAIMS}"
 
 
 def _mark_claim(part: Path, roots: list[str]) -> None:
@@ -132,25 +142,46 @@ def _mark_claim(part: Path, roots: list[str]) -> None:
     A worker killed mid-job leaves them half-written; ``forget_claim`` removes them before
     the log is mapped again.
     """
-    marker = part.parent / f"{part.name}{CLAIMED}"
+    _append_claim(part, "\t".join(roots))
+
+
+def _append_claim(part: Path, roots: str) -> None:
+    """Append one claims line of ``part``: its roots, or none to forget what it claimed."""
+    line = f"{part.name}\t{roots}\n".encode()
+    path = _claims_file(part)
     try:
-        marker.write_text("\n".join(roots))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except FileNotFoundError:
         part.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text("\n".join(roots))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def claimed_roots(part: Path) -> list[str]:
+    """Return the staging directories log ``part`` claimed since its claims were last undone."""
+    prefix = f"{part.name}\t"
+    roots: list[str] = []
+    try:
+        with open(_claims_file(part), encoding="utf-8") as lines:
+            for line in lines:
+                if line.startswith(prefix):
+                    rest = line[len(prefix) :].rstrip("\n")
+                    roots = [] if rest == _FORGOTTEN else [*roots, *rest.split("\t")]
+    except FileNotFoundError:
+        pass
+    return roots
 
 
 def forget_claim(task: Task) -> None:
     """Remove what a dead worker left of one log's job: its claimed dirs and its part dir."""
     _, staging, part, *_ = task
-    marker = part.parent / f"{part.name}{CLAIMED}"
-    try:
-        roots = marker.read_text().splitlines()
-    except FileNotFoundError:
-        roots = []
-    for root in roots:
+    for root in claimed_roots(part):
         shutil.rmtree(staging / root, ignore_errors=True)
-    marker.unlink(missing_ok=True)
+    # Undone: a later claim of the same directories by another log is not this log's.
+    _append_claim(part, _FORGOTTEN)
     shutil.rmtree(part, ignore_errors=True)
 
 
@@ -231,8 +262,11 @@ def _process_log(
     roots = job_roots(pages, job_id)
     target = _claim(staging, roots, part, claimed)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
-    for rel, data in api.job_files(job_id, read.job_end):
-        writer.write(rel, data)
+    for rel, data, same_as in api.job_files(job_id, read.job_end):
+        if same_as is None:
+            writer.write(rel, data)
+        else:
+            writer.write_copy(rel, same_as, data)
     if pages.raw_logs:
         raw = gzip_chunks(log.path, held)
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)

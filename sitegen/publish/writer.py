@@ -9,6 +9,7 @@ import secrets
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from sitegen.errors import UsageError, WriteError
 from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME, PARTS_DIR
@@ -122,16 +123,52 @@ class SiteWriter:
     def write_chunks(self, rel: PurePosixPath | str, chunks: Iterable[bytes]) -> int:
         """Write a stream of chunks to ``rel`` (temporary name, then rename); return its size."""
         path = self._claim(rel)
-        head, _, name = path.rpartition("/")
-        tmp = f"{head}/.{name}.tmp{os.getpid()}"
-        size = 0
-        with open(tmp, "wb") as out:
-            for chunk in chunks:
-                out.write(chunk)
-                size += len(chunk)
-        os.replace(tmp, path)
+        fd = self._create(path)
+        if fd is None:
+            head, _, name = path.rpartition("/")
+            tmp = f"{head}/.{name}.tmp{os.getpid()}"
+            with open(tmp, "wb") as out:
+                size = _write_all(out, chunks)
+            os.replace(tmp, path)
+        else:
+            with open(fd, "wb") as out:
+                size = _write_all(out, chunks)
         self.bytes_written += size
         return size
+
+    def _create(self, path: str) -> int | None:
+        """Return a new file at ``path`` to write in place, or None to write through a rename.
+
+        A fresh root is itself the temporary name: nobody reads it before the whole of it is
+        published (renamed into place or moved in a directory at a time), so its files need
+        no rename of their own, a metadata update per file fewer. A file already there (a
+        page written again) is still replaced by a rename: it may be another name's link.
+        """
+        if not self.fresh:
+            return None
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            return None
+
+    def write_copy(
+        self, rel: PurePosixPath | str, source: PurePosixPath | str, data: bytes
+    ) -> None:
+        """Write ``data``, the very bytes this writer wrote to ``source``, to ``rel`` too.
+
+        Under a fresh root the copy is a hard link (no second file to create and fill);
+        where links are refused (some network file systems), and elsewhere, a file.
+        """
+        if self.fresh and self._relative(source) in self._written:
+            path = self._claim(rel)
+            try:
+                os.link(f"{self._root_text}/{self._relative(source)}", path)
+            except OSError:
+                self._written.discard(self._relative(rel))
+            else:
+                self.bytes_written += len(data)
+                return
+        self.write(rel, data)
 
     def adopt(self, rel: PurePosixPath | str, source: Path) -> None:
         """Move a directory another writer filled (a worker's part) into place."""
@@ -141,6 +178,15 @@ class SiteWriter:
             raise WriteError(f"two outputs target the same path {key!r}", self.root)
         self._ensure_parent(key)
         os.rename(source, path)
+
+
+def _write_all(out: BinaryIO, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to ``out`` and return how many bytes they were."""
+    size = 0
+    for chunk in chunks:
+        out.write(chunk)
+        size += len(chunk)
+    return size
 
 
 def _same_bytes(new: Path, old: Path) -> bool:

@@ -40,8 +40,14 @@ def job_endpoints(
             yield endpoint, {"job_id": job_id, "stage_id": cluster.stage_id}, cluster
 
 
-def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
-    """Yield every ``/api/job/{id}/…`` file of one completed job, payloads byte for byte."""
+def job_files(
+    job_id: str, job_end: schema.JobEnd
+) -> Iterator[tuple[PurePosixPath, bytes, PurePosixPath | None]]:
+    """Yield every ``/api/job/{id}/…`` file of one completed job, payloads byte for byte.
+
+    Each comes with the file before it when both hold the same bytes (an HTML-safe copy
+    with nothing to escape, nearly always), else None: the writer may link the two.
+    """
     bodies = {
         "job/{job_id}": bytes(job_end.job),
         "job/{job_id}/stages": bytes(job_end.stages),
@@ -50,7 +56,10 @@ def job_files(job_id: str, job_end: schema.JobEnd) -> Iterator[ApiFile]:
     }
     for endpoint, segments, cluster in job_endpoints(job_id, job_end.dot):
         body = bodies[endpoint.template] if cluster is None else dot.stage_dot(cluster).encode()
-        yield from endpoint_files(endpoint, body, **segments)
+        before: ApiFile | None = None
+        for rel, data in endpoint_files(endpoint, body, **segments):
+            yield rel, data, before[0] if before is not None and before[1] == data else None
+            before = rel, data
 
 
 def list_entry(job: JobSummary) -> bytes:
