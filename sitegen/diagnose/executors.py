@@ -10,6 +10,7 @@ however many slow tasks landed on it.
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left
 from collections import defaultdict
@@ -41,6 +42,15 @@ class Comparison:
     def mine(self) -> float:
         """Return its median attempt's duration (ms)."""
         return median(sorted(self.took))
+
+    @functools.cached_property
+    def scores(self) -> tuple[list[float], list[float], list[float]]:
+        """Return each attempt's log ratio to its peers, that in sigmas, and its excess (ms)."""
+        # Made once: an executor is judged over all its stages, and then in each one.
+        base = math.log(max(self.theirs, 1.0))
+        log, sigma, theirs = math.log, self.sigma, self.theirs
+        ratios = [log(took if took > 1 else 1) - base for took in self.took]
+        return ratios, [r / sigma for r in ratios], [took - theirs for took in self.took]
 
 
 def compare(stage: StageTimes) -> list[tuple[str, Comparison]]:
@@ -111,12 +121,10 @@ def judge(comparisons: list[Comparison]) -> Verdict:
     units: list[float] = []
     excess: list[float] = []
     for c in comparisons:
-        base = math.log(max(c.theirs, 1.0))
-        for took in c.took:
-            r = math.log(max(took, 1)) - base
-            ratios.append(r)
-            units.append(r / c.sigma)
-            excess.append(took - c.theirs)
+        mine = c.scores
+        ratios += mine[0]
+        units += mine[1]
+        excess += mine[2]
     k = len(ratios)
     if not k:
         return Verdict(0, 1.0, 0.0, 0.0)

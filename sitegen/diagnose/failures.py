@@ -33,11 +33,15 @@ def task_error_patterns(statuses: Iterable[Any], job_id: str = "") -> list[Error
     counts: dict[str, int] = {}
     examples: dict[str, str] = {}
     overflow = 0
+    # Attempts of one job mostly fail with the same few texts: mask each text once.
+    masked: dict[str, str] = {}
     for status in statuses:
         error = task_error(status)
         if error is None:
             continue
-        pattern = mask(error, job_id)
+        pattern = masked.get(error)
+        if pattern is None:
+            pattern = masked[error] = mask(error, job_id)
         if pattern in counts:
             counts[pattern] += 1
         elif len(counts) < MAX_TASK_PATTERNS:

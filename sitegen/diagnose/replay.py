@@ -18,14 +18,17 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sitegen.diagnose.stats import median
 from sitegen.finding import WhatIf
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRun:
+class TaskRun(NamedTuple):
     """One recorded task attempt: its stage, task, executor, times (ms) and outcome."""
+
+    # A tuple, not a frozen dataclass: a job makes two of these per attempt, and a frozen
+    # dataclass's __init__ (a setattr call per field) was a tenth of its diagnosis.
 
     stage: int
     task: int | None
@@ -260,29 +263,31 @@ class Replay:
                     for n in pending.pop(stage):
                         ended = run(n) or ended
 
-        pinned = pool is None and not unlimited
         for n in self.order:
             if dropped and n in dropped:
                 continue
             stage = stage_of[n]
             at = ready[stage]
-            if at is None or not pinned:
-                if at is None and (stage in pending or blocked(stage)):
+            if at is None:
+                if stage in pending or blocked(stage):
                     pending.setdefault(stage, []).append(n)
                 elif run(n):
                     release()
                 continue
             # The usual attempt, inlined (a job is replayed several times, with 800,000
-            # attempts at most): run(n) for a pinned replay of a stage already started.
+            # attempts at most): run(n) for a stage already started.
             k = before[n]
             if k >= 0 and end_of[k] > at:
                 at = end_of[k]
-            heap = heaps[executor_of[n]]
-            free = pop(heap)
-            if free > at:
-                at = free
-            end = at + durations.get(n, took[n]) if durations else at + took[n]
-            push(heap, end)
+            if unlimited:
+                end = at + durations.get(n, took[n]) if durations else at + took[n]
+            else:
+                heap = shared if pool is not None else heaps[executor_of[n]]
+                free = pop(heap)
+                if free > at:
+                    at = free
+                end = at + durations.get(n, took[n]) if durations else at + took[n]
+                push(heap, end)
             end_of[n] = end
             if end > stage_end[stage]:
                 stage_end[stage] = end
