@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
@@ -39,7 +41,15 @@ class Linker:
 
     def stage_tasks(self, job_id: str, segment: str, page: int) -> str:
         """Return the link to a page of a stage's task table (page 1: the stage page)."""
-        return self(urls.stage_tasks_page(job_id, segment, page))
+        if page <= 1:
+            return self.stage(job_id, segment)
+        # Like job(): no PurePosixPath per link (a pager makes four of them, twice a page).
+        name = quote(f"tasks-{segment}", safe="")
+        return self.root + urls.job_file(quote(job_id, safe=""), f"{name}/{page}.html")
+
+    def stage_tasks_pages(self, job_id: str, segment: str) -> Callable[[int], str]:
+        """Return a function that links page ``n`` of a stage's task table (for a pager)."""
+        return functools.partial(self.stage_tasks, job_id, segment)
 
     def raw_log(self, job_id: str) -> str:
         """Return the link to a job's gzip-compressed original event log."""
