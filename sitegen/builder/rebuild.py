@@ -9,9 +9,9 @@ in; an incremental one updates the published state and site in place (``publish`
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sitegen.builder import trend_hooks
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
@@ -23,6 +23,7 @@ from sitegen.builder.selection import Selection
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
+from sitegen.builder.state.writes import Put
 from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.writer import Publication, SiteWriter
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 # Run contexts made (their baselines' summaries decoded) and spliced in at a time.
 CONTEXT_CHUNK = 1000
+# Mapped logs put into the state at a time.
+PUT_CHUNK = 500
 
 
 class Rebuild:
@@ -56,6 +59,8 @@ class Rebuild:
         # Pages this build wrote that get a new run context spliced in, with its key.
         self.pending: dict[int, ContextKey | None] = {}
         self.writer = SiteWriter(self.staging, fresh=True)
+        # Mapped logs not yet put into the state (put a chunk at a time).
+        self.puts: list[Put] = []
 
     def on_site(self, n: int) -> bool:
         """Tell whether the ``n``-th log's job is on the site this build publishes."""
@@ -83,7 +88,20 @@ class Rebuild:
         )
         # A full build's state holds a log before this only when it is rendered again.
         known = not self.full or n in self.again
-        self.state.put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known)
+        self.puts.append(Put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known))
+        if len(self.puts) >= PUT_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Put the logs recorded since the last flush into the state."""
+        self.state.put_many(self.puts)
+        self.puts.clear()
+
+    def map_logs(self, which: Sequence[int], **extra: Any) -> None:
+        """Map the logs at ``which`` and record each in the state (all of them, on return)."""
+        logs, workers = self.run.logs, self.run.options.workers
+        map_logs(logs, which, self.staging, self.pages, workers, self.record, **extra)
+        self.flush()
 
     def map_changed(self, progress: Progress | None) -> None:
         """Map the logs the plan picked, after forgetting those gone (selection reads all)."""
@@ -93,16 +111,7 @@ class Rebuild:
         self.publication.make_dirs(root_parents(self.pages))
         self.state.forget(run.gone)
         self.state.touch(run.moved)
-        map_logs(
-            run.logs,
-            run.todo,
-            self.staging,
-            self.pages,
-            run.options.workers,
-            self.record,
-            progress,
-            pool=run.pool,
-        )
+        self.map_logs(run.todo, progress=progress, pool=run.pool)
 
     def select(self) -> tuple[Chosen, set[int]]:
         """Select what the site keeps, record it; return it and the logs to render late."""
@@ -198,15 +207,7 @@ class Rebuild:
             run.pool.shutdown()
             run.pool = None
         contexts = trend_hooks.full_contexts(self.state, _with_context(self.again))
-        map_logs(
-            run.logs,
-            sorted(self.again),
-            self.staging,
-            self.pages,
-            run.options.workers,
-            self.record,
-            contexts=contexts,
-        )
+        self.map_logs(sorted(self.again), contexts=contexts)
 
     def moves(self) -> tuple[Iterator[tuple[Path, str]], list[str]]:
         """Return the mapped jobs' moves into the site (made as taken), and the roots not to.

@@ -150,9 +150,13 @@ def patch_page(task: PatchTask) -> int | None:
     regression = context.regression if context else None
     findings = findings_json(summary.job_id, summary.findings, summary.what_if, regression)
     listed = Path(root, urls.findings_file(summary.job_id))
-    before = listed.stat().st_size if listed.is_file() else 0
-    writer.write(urls.findings_file(summary.job_id), findings)
-    return len(new) - len(old) + len(findings) - before
+    try:
+        before = listed.read_bytes()
+    except FileNotFoundError:
+        before = b""
+    if findings != before:  # most runs have no regression: their list is as the map wrote it
+        writer.write(urls.findings_file(summary.job_id), findings)
+    return len(new) - len(old) + len(findings) - len(before)
 
 
 def patch_pages(

@@ -2,15 +2,63 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
 from sitegen.builder.state.base import Base
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS, encode, encode_json
-from sitegen.model import ExecutorStats
+
+
+class Put(NamedTuple):
+    """One log to record as built now (``known``: replace what the state held of it)."""
+
+    key: str
+    size: int
+    mtime_ns: int
+    outcome: LogOutcome
+    published: bool
+    known: bool = True
+
+
+def _log_row(put: Put) -> tuple[object, ...]:
+    """Return a log's row of the ``log`` table."""
+    outcome = put.outcome
+    summary, row = outcome.summary, outcome.row
+    return (
+        put.key,
+        put.size,
+        put.mtime_ns,
+        outcome.sha256,
+        outcome.note_sha256,
+        outcome.context_sha256,
+        int(put.published),
+        str(outcome.classification),
+        int(bool(outcome.problems) or outcome.running is not None),
+        summary.job_id if summary else None,
+        summary.job_name if summary else None,
+        summary.start_time if summary else 0,
+        summary.start_time // DAY_MS if summary else 0,
+        summary.end_time if summary else 0,
+        summary.completed_at if summary else 0,
+        summary.status if summary else None,
+        int(row is not None and row.failed),
+        int(row is not None and row.succeeded),
+        row.findings if row else 0,
+        row.worst_rank if row else -1,
+        summary.tasks if summary else 0,
+        summary.failed_tasks if summary else 0,
+        "\n".join(outcome.roots),
+        outcome.files,
+        outcome.bytes,
+        (summary.raw_log_bytes or 0) if summary else 0,
+        row.listed if row else None,
+        summary.input_rows if summary else None,
+        row.cost_ms if row else 0,
+    )
 
 
 class Writes(Base):
@@ -63,75 +111,43 @@ class Writes(Base):
         known: bool = True,
     ) -> None:
         """Record one log as built now (replacing what was known of it, if ``known``)."""
-        if known:
-            self.forget([key])
-        summary, row = outcome.summary, outcome.row
-        # The map step made the row with the summary: the state computes no column itself.
-        assert (summary is None) == (row is None), "a job's outcome comes with its row"
-        blob = encode(msgspec.structs.replace(outcome, summary=None, row=None))
-        executors: dict[str, ExecutorStats] = summary.executors if summary else {}
-        findings = summary.findings if summary else []
-        self.db.execute(
-            "INSERT INTO log VALUES (" + ",".join("?" * 29) + ")",
-            (
-                key,
-                size,
-                mtime_ns,
-                outcome.sha256,
-                outcome.note_sha256,
-                outcome.context_sha256,
-                int(published),
-                str(outcome.classification),
-                int(bool(outcome.problems) or outcome.running is not None),
-                summary.job_id if summary else None,
-                summary.job_name if summary else None,
-                summary.start_time if summary else 0,
-                summary.start_time // DAY_MS if summary else 0,
-                summary.end_time if summary else 0,
-                summary.completed_at if summary else 0,
-                summary.status if summary else None,
-                int(row is not None and row.failed),
-                int(row is not None and row.succeeded),
-                row.findings if row else 0,
-                row.worst_rank if row else -1,
-                summary.tasks if summary else 0,
-                summary.failed_tasks if summary else 0,
-                "\n".join(outcome.roots),
-                outcome.files,
-                outcome.bytes,
-                (summary.raw_log_bytes or 0) if summary else 0,
-                row.listed if row else None,
-                summary.input_rows if summary else None,
-                row.cost_ms if row else 0,
-            ),
-        )
-        self.db.execute(
-            "INSERT INTO blob VALUES (?,?,?)", (key, encode(summary) if summary else None, blob)
-        )
-        if summary is None or row is None:
-            return
-        failure = [(key, *failed, int(published)) for failed in row.failures]
-        if failure:
+        self.put_many([Put(key, size, mtime_ns, outcome, published, known)])
+
+    def put_many(self, puts: Sequence[Put]) -> None:
+        """Record logs as built now: ``put`` for many, a statement per table for all of them."""
+        # One executemany per table for a chunk of logs: a full build recorded each log with
+        # five statements of its own, the largest share of the main process's work.
+        self.forget([p.key for p in puts if p.known])
+        logs, blobs, failures, flags, executors = [], [], [], [], []
+        for put in puts:
+            key, outcome, published = put.key, put.outcome, int(put.published)
+            summary, row = outcome.summary, outcome.row
+            # The map step made the row with the summary: the state computes no column itself.
+            assert (summary is None) == (row is None), "a job's outcome comes with its row"
+            logs.append(_log_row(put))
+            blob = encode(msgspec.structs.replace(outcome, summary=None, row=None))
+            blobs.append((key, encode(summary) if summary else None, blob))
+            if summary is None or row is None:
+                continue
+            failures += [(key, *failed, published) for failed in row.failures]
+            job_id, start = summary.job_id, summary.start_time
+            named = {f.executor_id for f in summary.findings if f.executor_id is not None}
+            flags += [(key, job_id, start, e, published) for e in sorted(named)]
+            executors += [
+                (key, e, job_id, start, published, s.tasks, s.failed, s.busy_ms)
+                for e, s in summary.executors.items()
+            ]
+        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 29) + ")", logs)
+        self.db.executemany("INSERT INTO blob VALUES (?,?,?)", blobs)
+        if failures:
             self.db.executemany(
                 "INSERT INTO failure (key, job_id, job_name, start_time, pattern, example, "
                 "failed_job, tasks, published) VALUES (?,?,?,?,?,?,?,?,?)",
-                failure,
+                failures,
             )
             self._failures_changed()
-        named = {f.executor_id for f in findings if f.executor_id is not None}
-        self.db.executemany(
-            "INSERT INTO flag VALUES (?,?,?,?,?)",
-            [(key, summary.job_id, summary.start_time, e, int(published)) for e in sorted(named)],
-        )
-        if summary is not None and executors:
-            job_id, start = summary.job_id, summary.start_time
-            self.db.executemany(
-                "INSERT INTO executor VALUES (?,?,?,?,?,?,?,?)",
-                [
-                    (key, e, job_id, start, int(published), s.tasks, s.failed, s.busy_ms)
-                    for e, s in executors.items()
-                ],
-            )
+        self.db.executemany("INSERT INTO flag VALUES (?,?,?,?,?)", flags)
+        self.db.executemany("INSERT INTO executor VALUES (?,?,?,?,?,?,?,?)", executors)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Remove logs that are gone (or about to be recorded afresh)."""
