@@ -154,8 +154,11 @@ def slow_executors(stages: list[StageTimes]) -> dict[tuple[str, int | None], Slo
         for name, comparison in compare(stage):
             seen[name].append(comparison)
     found: dict[tuple[str, int | None], SlowExecutor] = {}
+    least = th.EXECUTOR_MIN_TASKS
     for name, comparisons in seen.items():
-        if not name or not comparisons:
+        # Too few attempts to be slow by the thresholds (the usual case on a small job with
+        # many executors): no verdict to work out.
+        if not name or sum(len(c.took) for c in comparisons) < least:
             continue
         pooled = judge(comparisons)
         if pooled.slow:
@@ -164,6 +167,8 @@ def slow_executors(stages: list[StageTimes]) -> dict[tuple[str, int | None], Slo
         if len(comparisons) < 2:
             continue
         for c in comparisons:
+            if len(c.took) < least:
+                continue
             alone = judge([c])
             if alone.slow:
                 found[(name, c.stage_id)] = _finding(name, [c], alone, job_wide=False)

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
@@ -34,6 +35,7 @@ from sitegen.render.templates import default_template_dir, environment, template
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 from sitegen.text import formatting
+from sitegen.text.htmlsafe import esc
 from sitegen.text.shorten import Whole
 
 JOBS_PER_EXECUTOR = 50
@@ -63,6 +65,9 @@ class ExecutorRow:
 # environments (and their compiled templates); pickled renderers sent to workers find them.
 _ENVIRONMENTS: dict[tuple[Path | None, str], jinja2.Environment] = {}
 
+
+# The header link of the page being shown.
+CURRENT = ' aria-current="page"'
 
 class PageRenderer:
     """Hold the Jinja environment and page options; picklable so workers can use it."""
@@ -97,6 +102,7 @@ class PageRenderer:
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
         self._splice = Splicer()
+        self._nav_cache: dict[tuple[tuple[str, str, bool], ...], Markup] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         """Drop the environment when pickled; workers rebuild it."""
@@ -171,6 +177,20 @@ class PageRenderer:
         items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
         return [(label, link(target), target == link.page) for label, target in items]
 
+    def _nav_items(self, nav: list[tuple[str, str, bool]]) -> Markup:
+        """Return the header's links as ``<li>`` items, made once per set of links."""
+        # The same few sets on every page of a depth: a loop in the frame cost each page.
+        key = tuple(nav)
+        items = self._nav_cache.get(key)
+        if items is None:
+            items = self._nav_cache[key] = Markup(
+                "\n".join(
+                    f'<li><a href="{esc(href)}"{CURRENT if current else ""}>{esc(label)}</a></li>'
+                    for label, href, current in nav
+                )
+            )
+        return items
+
     def render(
         self,
         template: str,
@@ -185,6 +205,7 @@ class PageRenderer:
         Links in it are relative to ``page``, or absolute from ``root`` when given.
         """
         link = Linker(page, root)
+        nav = self.nav(link)
         try:
             compiled = self.env.get_template(template)
             return self._splice(
@@ -193,7 +214,8 @@ class PageRenderer:
                     root=link.root,
                     site_title=self.title,
                     robots=self.robots,
-                    nav=self.nav(link),
+                    nav=nav,
+                    nav_items=self._nav_items(nav),
                     **context,
                 ),
                 fragments,
