@@ -352,7 +352,9 @@ def prepare(
     end_rec = max((r.end for r in shifted), default=0)
     run_end = max(completed_at - t0, end_rec) if completed_at > 0 else end_rec
     tail = run_end - end_rec
-    order = sorted(range(len(shifted)), key=lambda n: (shifted[n].start, n))
+    # By start, ties in the log's order (sorted is stable): no key tuple per attempt.
+    starts = [r.start for r in shifted]
+    order = sorted(range(len(starts)), key=starts.__getitem__)
     return Replay(
         runs=shifted,
         producers=dict(producers),
