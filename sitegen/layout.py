@@ -119,7 +119,7 @@ def html_copy(endpoint: Endpoint, **segments: str) -> PurePosixPath | None:
 
 def api_job_dir(job_id: str) -> str:
     """Return the API directory of one job: every ``/api/job/{id}/…`` file (not its pages)."""
-    return str(API_JOBS_DIR / job_id)
+    return f"{API_JOBS_DIR}/{job_id}"
 
 
 def api_url_path(endpoint: Endpoint, **segments: str) -> str:

@@ -92,7 +92,8 @@ def find_part_file(span: str) -> str:
 
 def job_pages_dir(job_id: str) -> PurePosixPath:
     """Return the pages directory of one job (moved into place as a unit; not its API files)."""
-    return PurePosixPath(JOBS_DIR) / job_id
+    # One path parsed, not two and a join: a job makes a dozen of these (its id is safe).
+    return PurePosixPath(f"{JOBS_DIR}/{job_id}")
 
 
 def job_file(job_dir: str, name: str) -> str:
@@ -140,12 +141,12 @@ def name_page(job_name: str) -> PurePosixPath:
 
 def findings_file(job_id: str) -> PurePosixPath:
     """Return the file of a job's findings as JSON (see docs/findings.md)."""
-    return job_pages_dir(job_id) / "findings.json"
+    return PurePosixPath(job_file(job_id, "findings.json"))
 
 
 def trace_file(job_id: str) -> PurePosixPath:
     """Return the file of a job's task attempts in the Chrome Trace Event format."""
-    return job_pages_dir(job_id) / "trace.json"
+    return PurePosixPath(job_file(job_id, "trace.json"))
 
 
 def raw_log(job_id: str) -> PurePosixPath:
