@@ -100,7 +100,7 @@ def part_dir(staging: Path, n: int) -> Path:
     return staging / PARTS_DIR / str(n)
 
 
-def _claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> Path:
+def claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> Path:
     """Return where to write a job: the staging dir, or the log's part dir if taken.
 
     What it takes is added to ``claimed``, so a log whose map step fails leaves nothing.
@@ -229,7 +229,7 @@ def _process_log(
     analysis = analyse(read, outcome.file, log.size)
     summary = analysis.summary
     roots = job_roots(pages, job_id)
-    target = _claim(staging, roots, part, claimed)
+    target = claim(staging, roots, part, claimed)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
     for rel, data in api.job_files(job_id, read.job_end):
         writer.write(rel, data)
@@ -311,6 +311,7 @@ def map_logs(
     progress: Progress | None = None,
     contexts: Mapping[int, RunContext] | None = None,
     pool: Executor | None = None,
+    cluster: str | None = None,
 ) -> None:
     """Run the map step over the logs at ``which``, in parallel when it pays.
 
@@ -318,8 +319,14 @@ def map_logs(
     written to its part directory (``part_dir``) rather than straight into the staging
     dir: the caller records it and keeps only what it needs, not every outcome.
     ``contexts`` holds the run context of the logs that have one, by index; ``pool`` is
-    workers started earlier (else a pool is made when it pays).
+    workers started earlier (else a pool is made when it pays); ``cluster``: the address of
+    a Dask scheduler to map on instead (see ``cluster``).
     """
+    if cluster is not None:
+        from sitegen.builder.cluster import cluster_map
+
+        cluster_map(cluster, logs, which, staging, pages, on_result, progress, contexts)
+        return
     # Each log's arguments are made as its chunk is submitted: a list of them for every log
     # lived as long as the build (6 MB of a full build at 100,000 logs).
     tasks = _Tasks(logs, which, staging, pages, contexts or {})

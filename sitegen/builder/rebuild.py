@@ -102,6 +102,7 @@ class Rebuild:
             self.record,
             progress,
             pool=run.pool,
+            cluster=run.options.dask_scheduler,
         )
 
     def select(self) -> tuple[Chosen, set[int]]:
@@ -206,6 +207,7 @@ class Rebuild:
             run.options.workers,
             self.record,
             contexts=contexts,
+            cluster=run.options.dask_scheduler,
         )
 
     def moves(self) -> tuple[Iterator[tuple[Path, str]], list[str]]:
