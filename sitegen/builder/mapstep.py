@@ -311,7 +311,6 @@ def map_logs(
     progress: Progress | None = None,
     contexts: Mapping[int, RunContext] | None = None,
     pool: Executor | None = None,
-    cluster: str | None = None,
 ) -> None:
     """Run the map step over the logs at ``which``, in parallel when it pays.
 
@@ -319,14 +318,8 @@ def map_logs(
     written to its part directory (``part_dir``) rather than straight into the staging
     dir: the caller records it and keeps only what it needs, not every outcome.
     ``contexts`` holds the run context of the logs that have one, by index; ``pool`` is
-    workers started earlier (else a pool is made when it pays); ``cluster``: the address of
-    a Dask scheduler to map on instead (see ``cluster``).
+    workers started earlier (else a pool is made when it pays).
     """
-    if cluster is not None:
-        from sitegen.builder.cluster import cluster_map
-
-        cluster_map(cluster, logs, which, staging, pages, on_result, progress, contexts)
-        return
     # Each log's arguments are made as its chunk is submitted: a list of them for every log
     # lived as long as the build (6 MB of a full build at 100,000 logs).
     tasks = _Tasks(logs, which, staging, pages, contexts or {})

@@ -93,6 +93,14 @@ class Rebuild:
         self.publication.make_dirs(root_parents(self.pages))
         self.state.forget(run.gone)
         self.state.touch(run.moved)
+        if run.options.dask_scheduler is not None:
+            from sitegen.builder.cluster import cluster_map
+
+            address = run.options.dask_scheduler
+            cluster_map(
+                address, run.logs, run.todo, self.staging, self.pages, self.record, progress
+            )
+            return
         map_logs(
             run.logs,
             run.todo,
@@ -102,7 +110,6 @@ class Rebuild:
             self.record,
             progress,
             pool=run.pool,
-            cluster=run.options.dask_scheduler,
         )
 
     def select(self) -> tuple[Chosen, set[int]]:
@@ -199,6 +206,13 @@ class Rebuild:
             run.pool.shutdown()
             run.pool = None
         contexts = trend_hooks.full_contexts(self.state, _with_context(self.again))
+        if run.options.dask_scheduler is not None:
+            from sitegen.builder.cluster import cluster_map
+
+            which, address = sorted(self.again), run.options.dask_scheduler
+            pages, staging = self.pages, self.staging
+            cluster_map(address, run.logs, which, staging, pages, self.record, contexts=contexts)
+            return
         map_logs(
             run.logs,
             sorted(self.again),
@@ -207,7 +221,6 @@ class Rebuild:
             run.options.workers,
             self.record,
             contexts=contexts,
-            cluster=run.options.dask_scheduler,
         )
 
     def moves(self) -> tuple[Iterator[tuple[Path, str]], list[str]]:
