@@ -41,6 +41,8 @@ LOCK_EXPIRY = 3600.0
 LOCK_POLL = 2.0
 # Uploads in flight at once (each a PUT of one small object).
 UPLOADS = 16
+# Objects read into memory and uploaded at a time.
+BATCH = 256
 # Where job objects live (``api/job/<id>…``, ``jobs/<id>/…``): a job's tier.
 JOB_PREFIXES = (f"{API_JOBS_DIR}/", "jobs/")
 
@@ -82,6 +84,27 @@ class Store:
     def put(self, key: str, data: bytes, **headers: str) -> None:
         """Write one object (``ContentType``, ``CacheControl`` where the store takes them)."""
         self.fs.pipe_file(self.path(key), data, **headers)
+
+    def put_many(self, items: list[tuple[str, bytes, dict[str, str]]]) -> None:
+        """Write objects ``(key, bytes, headers)``, ``UPLOADS`` of them in flight at once."""
+        if getattr(self.fs, "async_impl", False):  # s3fs, gcsfs, adlfs: on their event loop
+            import asyncio
+
+            from fsspec.asyn import sync as run_on_loop
+
+            async def all_of_them() -> None:
+                slots = asyncio.Semaphore(UPLOADS)
+
+                async def one(key: str, data: bytes, headers: dict[str, str]) -> None:
+                    async with slots:
+                        await self.fs._pipe_file(self.path(key), data, **headers)
+
+                await asyncio.gather(*(one(*item) for item in items))
+
+            run_on_loop(self.fs.loop, all_of_them)
+            return
+        with ThreadPoolExecutor(UPLOADS) as threads:
+            list(threads.map(lambda item: self.put(item[0], item[1], **item[2]), items))
 
     def create(self, key: str, data: bytes) -> bool:
         """Write an object only if there is none (a conditional put); False if there is."""
@@ -182,11 +205,7 @@ def _hashes(files: Mapping[str, Path]) -> Iterator[tuple[str, str]]:
 
 
 def sync(
-    site: Path,
-    store: Store,
-    state: Store,
-    before: Manifest | None,
-    on_step: Callable[[str, str], None] | None = None,
+    site: Path, store: Store, state: Store, before: Manifest | None
 ) -> tuple[Manifest, SyncReport]:
     """Upload what changed of ``site`` to ``store`` in the safe order; delete what went.
 
@@ -205,29 +224,27 @@ def sync(
     if changed:
         pending.save(state)
 
-    def upload(key: str) -> int:
-        data = files[key].read_bytes()
-        store.put(key, data, ContentType=content_type(key), CacheControl=cache_control(f"/{key}"))
-        if on_step is not None:
-            on_step("put", key)
-        return len(data)
-
-    with ThreadPoolExecutor(UPLOADS) as uploads:
-        for level in (0, 1, 2):
-            batch = [k for k in changed if tier(k) == level]
-            # A tier is whole before the next starts: nothing links to what is not there yet.
-            for key, size in zip(batch, uploads.map(upload, batch), strict=True):
-                report.uploaded += 1
-                report.uploaded_bytes += size
-                report.log.append(("put", key))
+    for level in (0, 1, 2):
+        keys = [k for k in changed if tier(k) == level]
+        # A tier is whole before the next starts: nothing links to what is not there yet.
+        for start in range(0, len(keys), BATCH):
+            items = []
+            for key in keys[start : start + BATCH]:
+                data = files[key].read_bytes()
+                headers = {
+                    "ContentType": content_type(key),
+                    "CacheControl": cache_control(f"/{key}"),
+                }
+                items.append((key, data, headers))
+                report.uploaded_bytes += len(data)
+            store.put_many(items)
+            report.uploaded += len(items)
+            report.log.extend(("put", key) for key, _, _ in items)
     for start in range(0, len(gone), 1000):
         batch = gone[start : start + 1000]
         store.delete(batch)
         report.deleted += len(batch)
-        for key in batch:
-            report.log.append(("delete", key))
-            if on_step is not None:
-                on_step("delete", key)
+        report.log.extend(("delete", key) for key in batch)
     after = Manifest(hashes, secrets.token_hex(8))
     after.save(state)
     return after, report
@@ -270,17 +287,37 @@ def _lock_owner(data: bytes | None) -> tuple[str, float] | None:
         return None
 
 
+def _dead_here(owner: str) -> bool:
+    """Tell whether a lock's owner was a process of this machine that is gone (killed)."""
+    who, _, rest = owner.rpartition("@")
+    host, _, pid_token = rest.partition(":")
+    pid = pid_token.partition(":")[0]
+    if not who or host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def acquire(state: Store, on_wait: Callable[[str], None] | None = None) -> Lock:
     """Take the prefix's lock: wait while another live build holds it, take over an expired one."""
-    owner = f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # a container's uid with no name
+        user = str(os.getuid())
+    owner = f"{user}@{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
     waited = False
     while True:
         expires = time.time() + LOCK_EXPIRY
         if state.create(LOCK, _lock_body(owner, expires)):
             return Lock(state, owner, expires)
         held = _lock_owner(state.get(LOCK))
-        if held is None or held[1] < time.time():
-            # Expired (its build died) or damaged: remove it and race for it again.
+        if held is None or held[1] < time.time() or _dead_here(held[0]):
+            # Expired, its build died on this machine, or damaged: remove it and race again.
             state.delete([LOCK])
             continue
         if not waited and on_wait is not None:
