@@ -1,6 +1,7 @@
 """The map step on a Dask cluster (``--dask-scheduler``): workers read logs, return files.
 
-Each log is one task: a worker reads it (from a shared directory or object storage), renders
+Logs go in chunks of a few (one task each: a round trip per log cost more than its map); for
+each log a worker reads it (from a shared directory or object storage), renders
 the job's files into a scratch directory of its own, and returns their bytes with the log's
 outcome. This process writes them through the one writer into the staging directory, as a
 local worker would have, so any output works without a shared disk, and the site is the same
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 # Tasks in flight per worker thread: enough to keep each busy while results come back.
 WINDOW = 4
+# The most logs in one task (fewer when there are few logs to spread over the workers).
+CHUNK = 16
 # One client per scheduler address for the life of the process (a watcher builds often).
 _clients: dict[str, Any] = {}
 
@@ -51,6 +54,11 @@ def map_remote(log: LogFile, pages: PageRenderer, context: RunContext | None) ->
                     files.append((path.relative_to(staging).as_posix(), path.read_bytes()))
     files.sort()
     return outcome, files
+
+
+def map_chunk(chunk: list[tuple[LogFile, RunContext | None]], pages: PageRenderer) -> list[Mapped]:
+    """Map a chunk of logs in a worker, in order."""
+    return [map_remote(log, pages, context) for log, context in chunk]
 
 
 def client(address: str) -> Any:
@@ -90,25 +98,27 @@ def cluster_map(
     # The renderer is sent once to every worker, not with each task.
     [shared] = dask.scatter([pages], broadcast=True, hash=False)
     threads = sum(dask.nthreads().values()) or 1
-    todo = iter(which)
-    pending: deque[tuple[int, Any]] = deque()
+    size = max(1, min(CHUNK, len(which) // (threads * WINDOW)))
+    chunks = iter([list(which[at : at + size]) for at in range(0, len(which), size)])
+    pending: deque[tuple[list[int], Any]] = deque()
 
     def submit() -> None:
-        n = next(todo, None)
-        if n is not None:
-            task = dask.submit(map_remote, logs[n], shared, contexts.get(n), pure=False)
-            pending.append((n, task))
+        numbers = next(chunks, None)
+        if numbers is not None:
+            chunk = [(logs[n], contexts.get(n)) for n in numbers]
+            pending.append((numbers, dask.submit(map_chunk, chunk, shared, pure=False)))
 
     for _ in range(WINDOW * threads):
         submit()
     while pending:
-        n, task = pending.popleft()
-        outcome, files = task.result()
+        numbers, task = pending.popleft()
+        results = task.result()
         task.release()
         submit()
-        on_result(n, outcome, write_job(staging, n, outcome, files))
-        if progress:
-            progress.advance()
+        for n, (outcome, files) in zip(numbers, results, strict=True):
+            on_result(n, outcome, write_job(staging, n, outcome, files))
+            if progress:
+                progress.advance()
 
 
 def write_job(staging: Path, n: int, outcome: LogOutcome, files: list[tuple[str, bytes]]) -> bool:

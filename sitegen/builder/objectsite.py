@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +52,7 @@ def build_to_objects(
     """Build the site locally with ``local_build``, then publish what changed to the bucket."""
     from sitegen.publish import objectstore
 
+    started = time.perf_counter()
     assert options.publish_url is not None
     url = as_prefix(options.publish_url)
     state_url = as_prefix(options.state_url or objectstore.default_state_url(url))
@@ -78,7 +80,7 @@ def build_to_objects(
         lock.refresh()
         if report.up_to_date and not fresh:
             synced = objectstore.SyncReport()  # nothing changed: nothing to compare
-            return _published(report, url, synced)
+            return _published(report, url, synced, started)
         mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
         try:
             after, synced = objectstore.sync(
@@ -94,11 +96,12 @@ def build_to_objects(
     finally:
         with contextlib.suppress(OSError):  # else it expires
             lock.release()
-    return _published(report, url, synced)
+    return _published(report, url, synced, started)
 
 
-def _published(report: BuildReport, url: str, synced: SyncReport) -> BuildReport:
+def _published(report: BuildReport, url: str, synced: SyncReport, started: float) -> BuildReport:
     """Add where the site went and what the sync did to the local build's report."""
+    report.seconds = time.perf_counter() - started  # the lock, the build and the sync
     report.published_to = redact(url)
     report.uploaded = synced.uploaded
     report.uploaded_bytes = synced.uploaded_bytes
