@@ -263,7 +263,7 @@ def _killed_publish(b: str, cache: Path, after: int) -> None:
     real = objectstore.Store.put_many
     count = [0]
 
-    def put_many(self: objectstore.Store, items: list[tuple[str, bytes, dict[str, str]]]) -> None:
+    def put_many(self: objectstore.Store, items: list[tuple[str, bytes, dict[str, Any]]]) -> None:
         for item in items:
             count[0] += 1
             if count[0] > after:

@@ -22,7 +22,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,11 +81,26 @@ class Store:
         except FileNotFoundError:
             return None
 
-    def put(self, key: str, data: bytes, **headers: str) -> None:
+    def put(self, key: str, data: bytes, **headers: Any) -> None:
         """Write one object (``ContentType``, ``CacheControl`` where the store takes them)."""
         self.fs.pipe_file(self.path(key), data, **headers)
 
-    def put_many(self, items: list[tuple[str, bytes, dict[str, str]]]) -> None:
+    def headers(self, content_type: str, cache_control: str) -> dict[str, Any]:
+        """Return the write arguments that set an object's Content-Type and Cache-Control."""
+        protocol = self.url.partition("://")[0]
+        if protocol in ("gs", "gcs"):  # gcsfs
+            return {
+                "content_type": content_type,
+                "fixed_key_metadata": {"cache_control": cache_control},
+            }
+        if protocol in ("az", "abfs", "abfss"):  # adlfs hands these to upload_blob
+            from azure.storage.blob import ContentSettings
+
+            settings = ContentSettings(content_type=content_type, cache_control=cache_control)
+            return {"content_settings": settings}
+        return {"ContentType": content_type, "CacheControl": cache_control}  # s3fs (boto)
+
+    def put_many(self, items: list[tuple[str, bytes, dict[str, Any]]]) -> None:
         """Write objects ``(key, bytes, headers)``, ``UPLOADS`` of them in flight at once."""
         if getattr(self.fs, "async_impl", False):  # s3fs, gcsfs, adlfs: on their event loop
             import asyncio
@@ -95,7 +110,7 @@ class Store:
             async def all_of_them() -> None:
                 slots = asyncio.Semaphore(UPLOADS)
 
-                async def one(key: str, data: bytes, headers: dict[str, str]) -> None:
+                async def one(key: str, data: bytes, headers: dict[str, Any]) -> None:
                     async with slots:
                         await self.fs._pipe_file(self.path(key), data, **headers)
 
@@ -194,8 +209,6 @@ class SyncReport:
     uploaded_bytes: int = 0
     deleted: int = 0
     objects: int = 0
-    # The order things happened in, for tests: ("put" | "delete", key).
-    log: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _hashes(files: Mapping[str, Path]) -> Iterator[tuple[str, str]]:
@@ -217,7 +230,7 @@ def sync(
     old = before.objects if before is not None else {}
     changed = sorted((k for k, h in hashes.items() if old.get(k) != h), key=lambda k: (tier(k), k))
     gone = sorted(set(old) - set(hashes))
-    report = SyncReport(objects=len(hashes), log=[])
+    report = SyncReport(objects=len(hashes))
     # Before any upload: the keys to come are known to the state (hash unknown), so a killed
     # publish leaves nothing the next one does not finish or delete.
     pending = Manifest({**old, **dict.fromkeys(changed, "")}, before.generation if before else "")
@@ -231,20 +244,15 @@ def sync(
             items = []
             for key in keys[start : start + BATCH]:
                 data = files[key].read_bytes()
-                headers = {
-                    "ContentType": content_type(key),
-                    "CacheControl": cache_control(f"/{key}"),
-                }
+                headers = store.headers(content_type(key), cache_control(f"/{key}"))
                 items.append((key, data, headers))
                 report.uploaded_bytes += len(data)
             store.put_many(items)
             report.uploaded += len(items)
-            report.log.extend(("put", key) for key, _, _ in items)
     for start in range(0, len(gone), 1000):
         batch = gone[start : start + 1000]
         store.delete(batch)
         report.deleted += len(batch)
-        report.log.extend(("delete", key) for key in batch)
     after = Manifest(hashes, secrets.token_hex(8))
     after.save(state)
     return after, report
@@ -338,8 +346,3 @@ def check_new_prefix(store: Store, state_url: str) -> None:
             f"{redact(state_url)}; refusing to replace it",
             str(store),
         )
-
-
-def keys_of(manifest: Manifest | None) -> Iterable[str]:
-    """Return the keys a manifest names (none without one)."""
-    return manifest.objects.keys() if manifest is not None else ()
