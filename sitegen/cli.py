@@ -144,6 +144,7 @@ STORAGE_OPTIONS = click.option(
     "storage_options",
     type=StorageOption(),
     multiple=True,
+    default=(),
     help="An fsspec storage option for every storage URL, KEY=VALUE (endpoint_url=..., "
     "profile=...); repeat it for several, or give a [storage_options] table in sitegen.toml. "
     "Credentials come from the standard chains (environment, profile, instance role).",
@@ -327,7 +328,8 @@ def _options(
     """Turn CLI values into the core's options object."""
     from sitegen.builder.options import BuildOptions
 
-    given = dict(storage_options)
+    # A list from the config file, a tuple from flags; SIGHUP's re-read default may be neither.
+    given = dict(storage_options) if isinstance(storage_options, tuple | list) else {}
     dirs = _log_dirs(log_dirs, given or None)
     if is_url(output):
         from sitegen.builder.objectsite import local_copy

@@ -70,6 +70,24 @@ def s3() -> Iterator[str]:
             else:
                 os.environ[key] = value
         s3fs.S3FileSystem.clear_instance_cache()
+        _stop_fsspec_thread()
+
+
+def _stop_fsspec_thread() -> None:
+    """Stop fsspec's event-loop thread: later tests in this process expect no other thread."""
+    import fsspec.asyn
+
+    loop, thread = fsspec.asyn.loop[0], fsspec.asyn.iothread[0]
+    if loop is None or thread is None:
+        return
+    import asyncio
+
+    # Its default executor (name lookups) has a thread of its own: end it first.
+    asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+    fsspec.asyn.loop[0] = None
+    fsspec.asyn.iothread[0] = None
 
 
 ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")

@@ -121,10 +121,20 @@ def _summary(report: BuildReport) -> dict[str, Any]:
         "bytes_written": report.bytes_written,
         "seconds": round(report.seconds, 3),
         "archive": _archive(report),
+        "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
+        # Published to object storage: what the sync did (a local output has no such keys).
+        **_objects(report),
+    }
+
+
+def _objects(report: BuildReport) -> dict[str, int]:
+    """Return what a publish to object storage did, or nothing for a local output."""
+    if report.published_to is None:
+        return {}
+    return {
         "objects_uploaded": report.uploaded,
         "objects_uploaded_bytes": report.uploaded_bytes,
         "objects_deleted": report.deleted,
-        "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
     }
 
 
