@@ -239,7 +239,7 @@ def _tree_rss(pid: int) -> int:
 Run = tuple[float, int, str]  # what run_build returns: seconds, peak RSS, its output
 
 
-def run_build(log_dir: Path, out: Path, *extra: str) -> Run:
+def run_build(log_dir: Path | str, out: Path | str, *extra: str) -> Run:
     """Run `sitegen build` as a subprocess; return seconds, peak tree RSS and its output."""
     settle()
     cmd = [
@@ -576,6 +576,67 @@ def trend_cost(site: Path, workers_dir: Path) -> tuple[int, float, float]:
     return len(jobs), analysis, time.perf_counter() - started
 
 
+def storage_and_dask(work: Path, jobs: int) -> None:
+    """Lines 10 and 11: a build from and to object storage (moto's S3 server on loopback)
+    against the same from disk, and the map step on 2 Dask workers against the local pool."""
+    import logging
+
+    import fsspec
+    from distributed import LocalCluster
+    from moto.server import ThreadedMotoServer
+
+    logs = corpus(work / f"corpus-{jobs}x2x10", jobs, 2, 10)
+    out = work / "out-storage"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    t_disk, _, _ = run_build(logs, out / "disk", "--workers", "2")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    os.environ.update(
+        AWS_ENDPOINT_URL=f"http://{host}:{port}",
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION="us-east-1",
+        XDG_CACHE_HOME=str(out / "cache"),
+    )
+    try:
+        fs = fsspec.filesystem("s3")
+        fs.mkdir("bench")
+        fs.put([str(p) for p in sorted(logs.glob("*.eventlog"))], "bench/logs/")
+        t_s3, _, s3_line = run_build("s3://bench/logs/", "s3://bench/site/", "--workers", "2")
+        write_corpus(out / "extra", jobs=1, stages=2, tasks_per_stage=10, seed=99)
+        new = next((out / "extra").glob("*.eventlog"))
+        fs.put_file(str(new), f"bench/logs/zz-{new.name}")
+        t_s3_incr, _, incr_line = run_build(
+            "s3://bench/logs/", "s3://bench/site/", "--workers", "2"
+        )
+    finally:
+        server.stop()
+    print(
+        f"10 object storage, {jobs:,} small jobs (moto's S3 server on loopback, in this "
+        f"process): disk to disk {t_disk:.2f} s; s3 to s3 {t_s3:.2f} s "
+        f"({t_s3 / t_disk:.2f}x) [{s3_line}]; one new log s3 to s3 {t_s3_incr:.2f} s "
+        f"[{incr_line}]"
+    )
+    site_bytes = sum(p.stat().st_size for p in (out / "disk").rglob("*") if p.is_file())
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        t_dask, _, dask_line = run_build(
+            logs, out / "dask", "--dask-scheduler", cluster.scheduler_address
+        )
+    t_pool, _, pool_line = run_build(logs, out / "pool", "--workers", "2")
+    t_one, _, _ = run_build(logs, out / "one", "--workers", "1")
+    print(
+        f"11 map step on 2 Dask workers (LocalCluster, 2 processes), {jobs:,} small jobs: "
+        f"{t_dask:.2f} s [{dask_line}]; local pool of 2: {t_pool:.2f} s [{pool_line}]; "
+        f"1 process: {t_one:.2f} s; per job {t_one * 1000 / jobs:.1f} ms in 1 process, "
+        f"{site_bytes / jobs / 1000:.1f} kB of site returned"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -609,9 +670,23 @@ def main() -> None:
         action="store_true",
         help="time the changes on the sites an earlier scale run left (no full build)",
     )
+    parser.add_argument(
+        "--storage-jobs",
+        type=int,
+        default=0,
+        help="also build this many small jobs from and to moto's S3 server, and on 2 Dask "
+        "workers (lines 10 and 11; needs sitegen[s3,dask] and moto[server])",
+    )
+    parser.add_argument(
+        "--storage-only", action="store_true", help="run only lines 10 and 11 (--storage-jobs)"
+    )
     args = parser.parse_args()
 
     work = args.work_dir
+    if args.storage_only:
+        compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
+        storage_and_dask(work, args.storage_jobs or 1000)
+        return
     if args.scale_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
         scale(work, [int(n) for n in args.scale_jobs.split(",")], args.scale_keep_site)
@@ -697,6 +772,8 @@ def main() -> None:
     )
     if args.scale_jobs:
         scale(work, [int(n) for n in args.scale_jobs.split(",")])
+    if args.storage_jobs:
+        storage_and_dask(work, args.storage_jobs)
     print(f"3/1 full build / naive:       {t_full / t_naive:.3f}")
     print(f"3/2 full build / floor:       {t_full / t_floor:.3f}")
     print(f"4/3 incremental / full build: {t_incr / t_full:.3f}")

@@ -6,7 +6,6 @@ import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import msgspec
 
@@ -24,6 +23,7 @@ from sitegen.eventlog.discover import LogDirs, as_log_dirs, discover_all
 from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.limits import DEFAULT_LIMITS, MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
 from sitegen.eventlog.logfiles import LogFile
+from sitegen.eventlog.storage import LogDir
 from sitegen.model import (
     Classification,
     JobSummary,
@@ -50,7 +50,7 @@ class CheckedLog:
 class CheckReport:
     """Every log's classification and every problem, in file-name order, and the verdict."""
 
-    log_dirs: list[Path]
+    log_dirs: list[LogDir]
     logs: int
     classifications: dict[str, int]
     problems: list[Problem] = field(default_factory=list)

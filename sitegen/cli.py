@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,14 +15,58 @@ from sitegen import config
 from sitegen.errors import SitegenError
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import DEFAULT_TITLE
+from sitegen.text.storage_url import is_url
 from sitegen.version import __version__
 
 if TYPE_CHECKING:
     from sitegen.builder.options import BuildOptions
+    from sitegen.eventlog.storage import LogDir
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
+
+
+class PathOrUrl(click.Path):
+    """A local path, or an object-storage URL (``s3://bucket/prefix/``) kept as text."""
+
+    name = "path or url"
+
+    def __init__(self) -> None:
+        super().__init__(path_type=Path)
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Path | str:
+        """Keep a URL as it is; make anything else a path."""
+        if is_url(value):
+            return str(value)
+        return Path(os.fsdecode(super().convert(value, param, ctx)))
+
+
+class StorageOption(click.ParamType):  # type: ignore[type-arg]
+    """One fsspec storage option, ``KEY=VALUE`` (a JSON value, else text)."""
+
+    name = "key=value"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, Any]:
+        """Split the option into its key and value."""
+        if isinstance(value, tuple):
+            return value
+        key, eq, text = str(value).partition("=")
+        if not eq or not key.strip():
+            self.fail(f"{value!r} is not KEY=VALUE", param, ctx)
+        import json
+
+        try:
+            return key.strip(), json.loads(text)
+        except ValueError:
+            return key.strip(), text
+
+
+_PATH_OR_URL = PathOrUrl()
 
 
 # Not ParamType[str]: click 8.1, which pyproject allows, is not generic at run time.
@@ -88,10 +133,29 @@ CONFIG = click.option(
 LOG_DIRS = click.option(
     "--event-log-dir",
     "log_dirs",
-    type=_PATH,
+    type=_PATH_OR_URL,
     multiple=True,
-    help="Directory of Ballista event logs (the scheduler's --event-log-dir); repeat it to "
-    "read several. [default: the bundled example logs]",
+    help="Directory of Ballista event logs (the scheduler's --event-log-dir), or a prefix in "
+    "object storage (s3://bucket/logs/, gs://, az://: any fsspec URL); repeat it to read "
+    "several. [default: the bundled example logs]",
+)
+STORAGE_OPTIONS = click.option(
+    "--storage-options",
+    "storage_options",
+    type=StorageOption(),
+    multiple=True,
+    default=(),
+    help="An fsspec storage option for every storage URL, KEY=VALUE (endpoint_url=..., "
+    "profile=...); repeat it for several, or give a [storage_options] table in sitegen.toml. "
+    "Credentials come from the standard chains (environment, profile, instance role).",
+)
+DASK_SCHEDULER = click.option(
+    "--dask-scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Send each log's map step to this Dask scheduler (tcp://host:8786; needs "
+    "'sitegen[dask]'); the reduce and the publish stay here. The workers must reach the logs "
+    "(a shared directory, or object storage). [default: this machine's processes]",
 )
 FOLLOW_LINKS = click.option(
     "--follow-links",
@@ -138,16 +202,35 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     options: list[Decorator] = [
         CONFIG,
         LOG_DIRS,
+        STORAGE_OPTIONS,
         FOLLOW_LINKS,
         MAX_LOG_SIZE,
         MAX_LINE_SIZE,
         STALE_AFTER,
         click.option(
             "--output",
-            type=_PATH,
+            type=_PATH_OR_URL,
             default=Path("site"),
-            help="Directory to publish the site into (replaced atomically).",
+            help="Directory to publish the site into (replaced atomically), or a prefix in "
+            "object storage (s3://bucket/site/: each changed object uploaded, jobs before the "
+            "listings that name them, see docs/publishing.md).",
         ),
+        click.option(
+            "--state",
+            "state_url",
+            default=None,
+            metavar="URL",
+            help="With --output in object storage: where the build state lives. [default: "
+            "the prefix's name with .sitegen-state/ appended, beside it]",
+        ),
+        click.option(
+            "--cache-dir",
+            type=_PATH,
+            default=None,
+            help="With --output in object storage: where the local copy of the site is kept "
+            "between builds (an incremental build needs it). [default: ~/.cache/sitegen]",
+        ),
+        DASK_SCHEDULER,
         click.option(
             "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
         ),
@@ -221,22 +304,47 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     return f
 
 
-def _log_dirs(given: tuple[Path, ...]) -> tuple[Path, ...]:
+def _log_dirs(
+    given: tuple[Path | str, ...], storage_options: dict[str, Any] | None = None
+) -> tuple[LogDir, ...]:
     """Return the log dirs to read (the bundled example logs when none was given), each once."""
-    from sitegen.eventlog.discover import distinct_dirs
+    from sitegen.eventlog.discover import as_log_dir, distinct_dirs
 
-    kept, dropped = distinct_dirs(given or (EXAMPLE_LOG_DIR,))
+    dirs = [as_log_dir(d, storage_options) for d in given or (EXAMPLE_LOG_DIR,)]
+    kept, dropped = distinct_dirs(dirs)
     for again, first in dropped:
         same = "is named twice" if again == first else f"is the same directory as {first}"
         click.echo(f"Warning: event-log dir {again} {same}: read once.", err=True)
     return tuple(kept)
 
 
-def _options(log_dirs: tuple[Path, ...], **rest: Any) -> BuildOptions:
+def _options(
+    log_dirs: tuple[Path | str, ...],
+    output: Path | str,
+    storage_options: tuple[tuple[str, Any], ...] = (),
+    cache_dir: Path | None = None,
+    **rest: Any,
+) -> BuildOptions:
     """Turn CLI values into the core's options object."""
     from sitegen.builder.options import BuildOptions
 
-    return BuildOptions(log_dirs=_log_dirs(log_dirs), **rest)
+    # A list from the config file, a tuple from flags; SIGHUP's re-read default may be neither.
+    given = dict(storage_options) if isinstance(storage_options, tuple | list) else {}
+    dirs = _log_dirs(log_dirs, given or None)
+    if is_url(output):
+        from sitegen.builder.objectsite import local_copy
+
+        url = str(output)
+        return BuildOptions(
+            log_dirs=dirs,
+            output=local_copy(url, cache_dir),
+            storage_options=given,
+            publish_url=url,
+            **rest,
+        )
+    if rest.get("state_url") is not None:
+        raise SitegenError("--state is for an --output in object storage")
+    return BuildOptions(log_dirs=dirs, output=Path(output), storage_options=given, **rest)
 
 
 @click.group()
@@ -443,6 +551,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 
     try:
         options = _options(**rest)
+        if options.publish_url is not None:
+            raise SitegenError("serve builds into a local directory: --output cannot be a URL")
         serve(
             options,
             lambda: build(options, on_wait=_waiting(options.output)),
@@ -461,6 +571,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
 @cli.command("check")
 @CONFIG
 @LOG_DIRS
+@STORAGE_OPTIONS
 @FOLLOW_LINKS
 @MAX_LOG_SIZE
 @MAX_LINE_SIZE
@@ -476,7 +587,8 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     "(comma-separated: regression, failed, straggler, …). [default: none]",
 )
 def check_command(
-    log_dirs: tuple[Path, ...],
+    log_dirs: tuple[Path | str, ...],
+    storage_options: tuple[tuple[str, Any], ...],
     follow_links: bool,
     max_log_size: int,
     max_line_size: int,
@@ -503,7 +615,8 @@ def check_command(
     try:
         kinds = parse_kinds(fail_on) if fail_on is not None else frozenset()
         limits = check_limits(max_log_size, max_line_size, stale_after)
-        report = check(_log_dirs(log_dirs), workers, follow_links, kinds, limits)
+        dirs = _log_dirs(log_dirs, dict(storage_options) or None)
+        report = check(dirs, workers, follow_links, kinds, limits)
     except SitegenError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from exc

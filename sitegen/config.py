@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from sitegen.errors import UsageError
+from sitegen.text.storage_url import is_url
 
 CONFIG_NAME = "sitegen.toml"
 ENV_PREFIX = "SITEGEN_"
@@ -61,6 +62,9 @@ def _convert(param: click.Option, key: str, value: Any, path: Path) -> Any:
         if not isinstance(value, bool):
             raise UsageError(f"key {key!r} must be true or false, not {value!r}", path)
         return value
+    if param.name == "storage_options" and isinstance(value, dict):
+        # A table of fsspec options ([storage_options] endpoint_url = "..."), kept as typed.
+        return [(str(k), v) for k, v in value.items()]
     values = value if param.multiple and isinstance(value, list) else [value]
     converted = []
     for item in values:
@@ -69,7 +73,7 @@ def _convert(param: click.Option, key: str, value: Any, path: Path) -> Any:
             raise UsageError(f"key {key!r} must be a whole number, not {item!r}", path)
         if not wants_int and not isinstance(item, str):
             raise UsageError(f"key {key!r} must be a string, not {item!r}", path)
-        if isinstance(param.type, click.Path):
+        if isinstance(param.type, click.Path) and not is_url(item):
             item = str(path.parent / item)
         try:
             converted.append(param.type.convert(item, param, None))

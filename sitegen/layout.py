@@ -140,3 +140,32 @@ def files_for(url_path: str) -> list[PurePosixPath]:
     """Return the candidate files for a decoded ``/api`` path, in the order hosts try them."""
     rel = PurePosixPath(url_path.strip("/"))
     return [rel, rel / INDEX_JSON]
+
+
+def object_key(rel: str) -> str | None:
+    """Return the object key a site file is published as in object storage; None: it is not.
+
+    Keys are flat, so ``api/job/{id}`` and ``api/job/{id}/stages`` can both be objects: a
+    prefix endpoint's ``index.json`` is the object named by its URL path, and the escaped
+    ``index.html`` copy that zero-config file hosts need is left out.
+    """
+    if rel.startswith(f"{API_ROOT}/"):
+        head, _, name = rel.rpartition("/")
+        if name == INDEX_JSON:
+            return head
+        if name == INDEX_HTML:
+            return None
+    return rel
+
+
+def content_type(key: str) -> str:
+    """Return the Content-Type a static host must send for an object key (or site file)."""
+    if key.startswith(f"{API_ROOT}/"):
+        endpoint = match(f"/{key}")
+        if endpoint is not None:
+            return endpoint.body.value
+    name = key.rpartition("/")[2]
+    stem, dot, ext = name.rpartition(".")
+    if dot and stem and ext in CONTENT_TYPES:
+        return CONTENT_TYPES[ext]
+    return Body.JSON.value if key.startswith(f"{API_ROOT}/") else "application/octet-stream"

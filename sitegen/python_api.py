@@ -11,6 +11,7 @@ from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build as build_site
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import LogDirs, as_log_dirs
+from sitegen.text.storage_url import is_url
 
 # Options given as paths or sizes in text, as on the command line.
 _PATHS = ("archive", "pages_dir", "templates_dir")
@@ -24,9 +25,11 @@ def build(
     """Build from ``log_dirs`` (one directory or several) into ``output``, as ``sitegen build``.
 
     ``options``: any field of ``BuildOptions`` by name (``max_jobs=1000``, ``allow_empty=True``,
-    ``max_site_size="1GB"``, ``archive="dist/site.tar.gz"``).
+    ``max_site_size="1GB"``, ``archive="dist/site.tar.gz"``). ``log_dirs`` and ``output`` may
+    be storage URLs (``s3://bucket/site/``; ``storage_options={...}`` for fsspec).
     """
     fields = {f.name for f in dataclasses.fields(BuildOptions)} - {"log_dirs", "output"}
+    fields.add("cache_dir")
     unknown = sorted(options.keys() - fields)
     if unknown:
         raise UsageError(f"sitegen.build() has no option {unknown[0]!r}; it has {sorted(fields)}")
@@ -37,5 +40,12 @@ def build(
         from sitegen.builder.sitesize import parse_size
 
         options["max_site_size"] = parse_size(options["max_site_size"])
-    dirs = as_log_dirs(log_dirs)
+    dirs = as_log_dirs(log_dirs, options.get("storage_options"))
+    cache_dir = options.pop("cache_dir", None)
+    if is_url(output):
+        from sitegen.builder.objectsite import local_copy
+
+        url = str(output)
+        local = local_copy(url, Path(cache_dir) if cache_dir else None)
+        return build_site(BuildOptions(log_dirs=dirs, output=local, publish_url=url, **options))
     return build_site(BuildOptions(log_dirs=dirs, output=Path(output), **options))

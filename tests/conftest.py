@@ -41,6 +41,19 @@ def require(tool: str) -> str:
     return path
 
 
+def require_module(name: str, extra: str) -> Any:
+    """Import and return module ``name``; skip without it locally, fail in CI."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        message = f"{name} is not installed (pip install -e '.[{extra}]'; CI installs it)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """One headless Chromium per session (per xdist worker); tests open their own contexts."""

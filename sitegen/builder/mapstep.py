@@ -100,7 +100,7 @@ def part_dir(staging: Path, n: int) -> Path:
     return staging / PARTS_DIR / str(n)
 
 
-def _claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> Path:
+def claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> Path:
     """Return where to write a job: the staging dir, or the log's part dir if taken.
 
     What it takes is added to ``claimed``, so a log whose map step fails leaves nothing.
@@ -260,7 +260,7 @@ def _process_log(
     analysis = analyse(read, outcome.file, log.size)
     summary = analysis.summary
     roots = job_roots(pages, job_id)
-    target = _claim(staging, roots, part, claimed)
+    target = claim(staging, roots, part, claimed)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
     for rel, data, same_as in api.job_files(job_id, read.job_end):
         if same_as is None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sitegen.builder.retention import STALE_AFTER, parse_age, parse_stale_after
 from sitegen.builder.state.store import open_published
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import as_log_dirs
 from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
+from sitegen.eventlog.storage import LogDir
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.render import urls
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
 class BuildOptions:
     """Everything a build depends on."""
 
-    # Current + archive, several schedulers: one or more directories.
-    log_dirs: tuple[Path, ...]
+    # Current + archive, several schedulers: one or more directories (or storage prefixes).
+    log_dirs: tuple[LogDir, ...]
+    # The directory the site is built into. Publishing to object storage (``publish_url``),
+    # it is the local copy of the site the bucket is synced from (see builder/objectsite.py).
     output: Path
     strict: bool = False
     workers: int | None = None
@@ -60,10 +63,21 @@ class BuildOptions:
     # A .running log not written to for this long is an abandoned run (``--max-age`` syntax;
     # ``0``: never).
     stale_after: str = STALE_AFTER
+    # fsspec storage options for every storage URL (``endpoint_url``, ``profile``...): from
+    # sitegen.toml; credentials are best left to the standard chains.
+    storage_options: dict[str, Any] = field(default_factory=dict)
+    # Publish the site to this object-storage prefix (``s3://bucket/site/``), its state at
+    # ``state_url`` (default: beside it, see objectsite.default_state_url).
+    publish_url: str | None = None
+    state_url: str | None = None
+    # Send each log's map step to this Dask scheduler (``tcp://host:8786``); None: here.
+    dask_scheduler: str | None = None
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
-        object.__setattr__(self, "log_dirs", as_log_dirs(self.log_dirs))
+        object.__setattr__(
+            self, "log_dirs", as_log_dirs(self.log_dirs, self.storage_options or None)
+        )
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work
         parse_stale_after(self.stale_after)
@@ -89,6 +103,10 @@ RUN_OPTIONS = frozenset(
         "max_site_size",
         "allow_empty",
         "trust_finished_logs",
+        "storage_options",
+        "publish_url",
+        "state_url",
+        "dask_scheduler",
     }
 )
 
@@ -116,6 +134,11 @@ class BuildReport:
     site_bytes: int = 0
     classifications: dict[str, int] = field(default_factory=dict)
     archive: ArchiveResult | None = None
+    # Published to object storage: where (credentials hidden), and what the sync did.
+    published_to: str | None = None
+    uploaded: int = 0
+    uploaded_bytes: int = 0
+    deleted: int = 0
 
     @property
     def jobs(self) -> list[JobSummary]:

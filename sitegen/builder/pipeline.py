@@ -64,11 +64,20 @@ def build(
     listed job complete; the state's transaction commits last. Builds into one output
     take turns; ``on_wait`` is called when this one has to wait for another.
     """
+    if options.publish_url is not None:
+        from sitegen.builder.objectsite import build_to_objects
+
+        def local(given: BuildOptions) -> BuildReport:
+            return build(dataclasses.replace(given, publish_url=None), progress, on_wait)
+
+        waiting = None if on_wait is None else (lambda owner: on_wait())
+        return build_to_objects(options, local, waiting)
     check_paths(options)
     try:
         with exclusive(options.output, on_wait), gcpause.freezer() as freeze:
             # A build with no state to go on maps every log: fork its workers first.
             first = options.clean or not (options.output / MANIFEST_NAME).is_file()
+            first = first and options.dask_scheduler is None  # the map runs in the cluster
             if first:
                 # What the map step runs, imported before the fork: each worker imported
                 # these 98 modules for itself, 0.2 s of CPU a worker, every full build.

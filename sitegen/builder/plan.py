@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.builder import selection
@@ -52,6 +53,8 @@ def check_paths(options: BuildOptions) -> None:
     out = options.output.resolve()
     for log_dir in options.log_dirs:
         check_log_dir(log_dir)
+        if not isinstance(log_dir, Path):
+            continue  # a prefix in object storage: no local path to collide with
         logs = log_dir.resolve()
         if out == logs or out.is_relative_to(logs):
             message = "output dir must not be the event-log dir or inside it"

@@ -9,9 +9,9 @@ in; an incremental one updates the published state and site in place (``publish`
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sitegen.builder import trend_hooks
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
@@ -28,8 +28,10 @@ from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.writer import Publication, SiteWriter
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from sitegen.builder.mapstep import Progress
-    from sitegen.diagnose.recurring import ContextKey
+    from sitegen.diagnose.recurring import ContextKey, RunContext
     from sitegen.render.pages import PageRenderer
 
 # Run contexts made (their baselines' summaries decoded) and spliced in at a time.
@@ -97,10 +99,25 @@ class Rebuild:
         self.state.put_many(self.puts)
         self.puts.clear()
 
-    def map_logs(self, which: Sequence[int], **extra: Any) -> None:
-        """Map the logs at ``which`` and record each in the state (all of them, on return)."""
-        logs, workers = self.run.logs, self.run.options.workers
-        map_logs(logs, which, self.staging, self.pages, workers, self.record, **extra)
+    def map_logs(
+        self,
+        which: Sequence[int],
+        progress: Progress | None = None,
+        contexts: Mapping[int, RunContext] | None = None,
+        pool: Executor | None = None,
+    ) -> None:
+        """Map the logs at ``which`` (here, or on the cluster) and record each in the state."""
+        run, staging, pages = self.run, self.staging, self.pages
+        if run.options.dask_scheduler is not None:
+            from sitegen.builder.cluster import cluster_map
+
+            address = run.options.dask_scheduler
+            cluster_map(address, run.logs, which, staging, pages, self.record, progress, contexts)
+        else:
+            workers = run.options.workers
+            map_logs(
+                run.logs, which, staging, pages, workers, self.record, progress, contexts, pool
+            )
         self.flush()
 
     def map_changed(self, progress: Progress | None) -> None:

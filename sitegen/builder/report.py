@@ -51,9 +51,10 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     if left_out:
         jobs = f"{report.published:,} of {plural(report.published + left_out, 'job')}"
     logs = plural(report.logs, "log")
+    target = report.published_to or report.output
     if report.up_to_date:
         lines = [
-            f"{report.output} is up to date: {jobs} from {logs}, "
+            f"{target} is up to date: {jobs} from {logs}, "
             f"nothing changed; site {_megabytes(report.site_bytes)} ({report.seconds:.2f} s)."
         ]
     else:
@@ -61,9 +62,12 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
         if report.rebuilt < report.logs:
             read = "log" if report.rebuilt == 1 else "logs"
             detail += f"; {report.rebuilt} {read} read, {report.logs - report.rebuilt} unchanged"
-        lines = [
-            f"Published {jobs} from {logs} to {report.output} ({detail}) in {report.seconds:.2f} s."
-        ]
+        if report.published_to is not None:
+            detail += (
+                f"; {plural(report.uploaded, 'object')} uploaded "
+                f"({_megabytes(report.uploaded_bytes)}), {report.deleted:,} deleted"
+            )
+        lines = [f"Published {jobs} from {logs} to {target} ({detail}) in {report.seconds:.2f} s."]
     if report.retention_dropped:
         lines.append(f"{report.retention_dropped:,} completed jobs are outside the retention.")
     if report.size_dropped:
@@ -104,7 +108,7 @@ def summary_json(report: BuildReport) -> str:
 def _summary(report: BuildReport) -> dict[str, Any]:
     """Return the build summary as a JSON-ready object."""
     return {
-        "output": str(report.output),
+        "output": report.published_to or str(report.output),
         "logs": report.logs,
         "jobs_published": report.published,
         "jobs_outside_retention": report.retention_dropped,
@@ -118,6 +122,19 @@ def _summary(report: BuildReport) -> dict[str, Any]:
         "seconds": round(report.seconds, 3),
         "archive": _archive(report),
         "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
+        # Published to object storage: what the sync did (a local output has no such keys).
+        **_objects(report),
+    }
+
+
+def _objects(report: BuildReport) -> dict[str, int]:
+    """Return what a publish to object storage did, or nothing for a local output."""
+    if report.published_to is None:
+        return {}
+    return {
+        "objects_uploaded": report.uploaded,
+        "objects_uploaded_bytes": report.uploaded_bytes,
+        "objects_deleted": report.deleted,
     }
 
 

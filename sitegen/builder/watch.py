@@ -7,7 +7,9 @@ it knows between publishes, and each build takes the build lock only while it ru
 cron ``sitegen build`` on the same output takes its turn. Growing ``.running`` logs refresh
 the site at most every ``running_interval`` seconds, and on that timer running logs are judged
 again against the clock even without an event. A log dir that vanishes is waited for; a
-failed publish is reported and retried on the next change.
+failed publish is reported and retried on the next change. A prefix in object storage raises
+no events: it is listed every ``--poll`` seconds (``OBJECT_POLL`` without it), and an object
+new, gone, or of another size or ETag is a change.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.errors import SitegenError, UsageError
+from sitegen.eventlog.storage import RemoteDir
 
 if TYPE_CHECKING:
     from watchfiles import Change
@@ -34,6 +37,9 @@ DEBOUNCE_MS = 1000
 # How often the loop wakes without an event: the running timer, SIGHUP, a dir come back.
 TICK_MS = 500
 RUNNING_INTERVAL = 10.0
+# How often a prefix in object storage is listed when --poll does not say (a LIST request
+# per 1,000 objects each time).
+OBJECT_POLL = 10.0
 
 
 @dataclass
@@ -111,6 +117,9 @@ class Watcher:
         self._paths: list[Path] = []
         self._seen: list[tuple[int, int] | None] = []
         self._notify: RustNotify | None = None
+        # Each object-storage log dir's objects as last listed (url -> name -> identity).
+        self._objects: dict[str, dict[str, tuple[int, int]]] = {}
+        self._listed_at = 0.0
         # Whether the last publish left running logs to judge again on the timer.
         self.running = False
         # Whether a build is running now (a stop signal then ends it: see cli.py).
@@ -146,6 +155,7 @@ class Watcher:
     def begin(self) -> None:
         """Start watching; call before the first build, so a log written meanwhile is seen."""
         self._paths, self._seen, self._notify = self._watch()
+        self._poll_objects()
 
     def loop(self) -> None:
         """Publish each change until ``stop`` is set (after ``begin`` and a first build)."""
@@ -165,6 +175,9 @@ class Watcher:
                     self.publish("log dir changed", len(changes) + pending_growth)
                     pending_growth, last_timer = 0, time.monotonic()
                     break
+                now = time.monotonic()
+                if self._reads_objects() and now - self._listed_at >= (self.poll or OBJECT_POLL):
+                    changes = changes | self._poll_objects()
                 urgent = [c for c in changes if not _is_growth(c)]
                 pending_growth += len(changes) - len(urgent)
                 now = time.monotonic()
@@ -177,6 +190,40 @@ class Watcher:
                     pending_growth, last_timer = 0, time.monotonic()
         if self._notify is not None:
             self._notify.close()
+
+    def _reads_objects(self) -> bool:
+        """Tell whether any log dir is a prefix in object storage (listed, not watched)."""
+        return any(isinstance(d, RemoteDir) for d in self.options.log_dirs)
+
+    def _poll_objects(self) -> set[tuple[Change, str]]:
+        """List each object-storage log dir; return what changed since the last listing."""
+        from watchfiles import Change
+
+        self._listed_at = time.monotonic()
+        changes: set[tuple[Change, str]] = set()
+        for log_dir in self.options.log_dirs:
+            if not isinstance(log_dir, RemoteDir):
+                continue
+            probe = RemoteDir(log_dir.url, log_dir.options)  # the build lists its own
+            try:
+                probe.list()
+            except SitegenError:
+                continue  # unreachable now: the next poll (or the build) says why
+            now, before = probe.entries, self._objects.get(log_dir.url)
+            self._objects[log_dir.url] = now
+            if before is None:
+                continue
+            for name in now.keys() | before.keys():
+                if now.get(name) != before.get(name):
+                    kind = (
+                        Change.added
+                        if name not in before
+                        else Change.deleted
+                        if name not in now
+                        else Change.modified
+                    )
+                    changes.add((kind, f"{log_dir}{name}"))
+        return changes
 
     def _rewatch(self) -> None:
         """Watch the paths there are now, instead of those watched so far."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import gzip
 import io
 import zlib
-from pathlib import Path
 from typing import IO, TYPE_CHECKING
+
+from sitegen.eventlog.storage import LogPath, RemotePath, source_size
 
 if TYPE_CHECKING:
     import zstandard
@@ -30,16 +31,23 @@ class DamagedStream(Exception):
     """The compressed data is truncated or corrupt; the message says which."""
 
 
-def compression_of(path: Path) -> str | None:
+def compression_of(path: LogPath) -> str | None:
     """Return the compression a log's name announces ("gzip", "zstd"), or None."""
     return COMPRESSIONS.get(path.suffix)
 
 
-def open_compressed(path: Path, compression: str) -> io.RawIOBase | io.BufferedIOBase:
+def open_compressed(path: LogPath, compression: str) -> io.RawIOBase | io.BufferedIOBase:
     """Open a compressed log as a stream of its plain bytes."""
-    if path.stat().st_size == 0:
+    if source_size(path) == 0:
         # A plain empty log is a job that just started; an empty archive is a failed compression.
         raise DamagedStream(f"the file is empty (no {compression} data)")
+    if isinstance(path, RemotePath):
+        source = path.open()
+        if compression == "gzip":
+            unpacked = gzip.GzipFile(fileobj=source, mode="rb")
+            unpacked.myfileobj = source  # type: ignore[assignment]  # closed with it
+            return unpacked
+        return _ZstdStream(source)
     if compression == "gzip":
         return gzip.GzipFile(path, "rb")
     return _ZstdStream(path.open("rb"))  # raw: the caller buffers it

@@ -10,29 +10,48 @@ import unicodedata
 from array import array
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from sitegen.errors import UsageError
 from sitegen.eventlog.filekind import skip_reason
 from sitegen.eventlog.logfiles import LogFile, LogList, split_name
+from sitegen.eventlog.storage import LogDir, RemoteDir
+from sitegen.text.storage_url import is_url
 
 MAX_ID_BYTES = 200
 
-# One event-log dir or several, as scripts and tests give them.
-LogDirs = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+# One event-log dir or several, as scripts and tests give them (paths, or storage URLs).
+OneLogDir = str | os.PathLike[str] | RemoteDir
+LogDirs = OneLogDir | Sequence[OneLogDir]
 
 
-def as_log_dirs(given: LogDirs) -> tuple[Path, ...]:
-    """Return the log dirs as a tuple of paths, each directory once: normalised here alone."""
-    if isinstance(given, str | os.PathLike):
-        return (Path(given),)
+def as_log_dir(given: OneLogDir, storage_options: dict[str, Any] | None = None) -> LogDir:
+    """Return one log dir as a path, or as a prefix in object storage for a URL."""
+    if isinstance(given, RemoteDir):
+        if storage_options and not given.options:
+            return RemoteDir(given.url, storage_options)
+        return given
+    if is_url(given):
+        return RemoteDir(str(given), storage_options)
+    return Path(given)
+
+
+def as_log_dirs(
+    given: LogDirs, storage_options: dict[str, Any] | None = None
+) -> tuple[LogDir, ...]:
+    """Return the log dirs as a tuple, each directory once: normalised here alone."""
+    if isinstance(given, str | os.PathLike | RemoteDir):
+        return (as_log_dir(given, storage_options),)
     # The same directory named twice (``logs``, ``./logs/``) is read once.
-    return tuple(distinct_dirs([Path(d) for d in given])[0])
+    return tuple(distinct_dirs([as_log_dir(d, storage_options) for d in given])[0])
 
 
-def check_log_dir(log_dir: Path) -> None:
+def check_log_dir(log_dir: LogDir) -> None:
     """Refuse an event-log dir that is missing, not a directory, or not readable."""
+    if isinstance(log_dir, RemoteDir):
+        return  # listing it says (a prefix holds no "directory" to check first)
     try:
         st = os.stat(log_dir)
     except FileNotFoundError:
@@ -45,16 +64,25 @@ def check_log_dir(log_dir: Path) -> None:
         raise UsageError("event-log dir is not readable", log_dir)
 
 
-def distinct_dirs(log_dirs: Sequence[Path]) -> tuple[list[Path], list[tuple[Path, Path]]]:
+def distinct_dirs(
+    log_dirs: Sequence[LogDir],
+) -> tuple[list[LogDir], list[tuple[LogDir, LogDir]]]:
     """Return the dirs with each directory once, and each one left out with the one kept.
 
     ``logs`` and ``./logs/``, or a link to it, are one directory (same device and inode):
     read twice, every log would be a duplicate of itself.
     """
-    kept: list[Path] = []
-    dropped: list[tuple[Path, Path]] = []
-    seen: dict[tuple[int, int], Path] = {}
+    kept: list[LogDir] = []
+    dropped: list[tuple[LogDir, LogDir]] = []
+    seen: dict[tuple[int, int] | str, LogDir] = {}
     for log_dir in log_dirs:
+        if isinstance(log_dir, RemoteDir):
+            first_url = seen.setdefault(log_dir.url, log_dir)
+            if first_url is log_dir:
+                kept.append(log_dir)
+            else:
+                dropped.append((log_dir, first_url))
+            continue
         try:
             st = os.stat(log_dir)
         except OSError:
@@ -68,10 +96,13 @@ def distinct_dirs(log_dirs: Sequence[Path]) -> tuple[list[Path], list[tuple[Path
     return kept, dropped
 
 
-def list_dirs(log_dirs: Sequence[Path]) -> list[list[str]]:
+def list_dirs(log_dirs: Sequence[LogDir]) -> list[list[str]]:
     """Return the file names of each event-log dir as listed (not sorted)."""
     listings = []
     for log_dir in log_dirs:
+        if isinstance(log_dir, RemoteDir):
+            listings.append(log_dir.list())  # notes each object's size and identity time
+            continue
         check_log_dir(log_dir)
         try:
             listings.append(os.listdir(log_dir))
@@ -86,7 +117,7 @@ def has_logs(listings: Sequence[Sequence[str]]) -> bool:
 
 
 def discover_all(
-    log_dirs: Sequence[Path],
+    log_dirs: Sequence[LogDir],
     follow_links: bool = False,
     listings: Sequence[list[str]] | None = None,
 ) -> LogList:
@@ -94,7 +125,7 @@ def discover_all(
 
     ``listings``: each dir's names as ``list_dirs`` gave them (default: listed now).
     """
-    roots = [os.path.realpath(d) for d in log_dirs]
+    roots = real_roots(log_dirs)
     if listings is None:
         listings = list_dirs(log_dirs)
     labels = key_prefixes(log_dirs)
@@ -106,22 +137,31 @@ def discover_all(
     return found
 
 
+def real_roots(log_dirs: Sequence[LogDir]) -> list[str]:
+    """Return the real paths of the local log dirs, which links may lead into."""
+    return [os.path.realpath(d) for d in log_dirs if isinstance(d, Path)]
+
+
 def discover_keys(
-    log_dirs: Sequence[Path], keys: Collection[str], follow_links: bool = False
+    log_dirs: Sequence[LogDir], keys: Collection[str], follow_links: bool = False
 ) -> LogList | None:
     """Stat the logs of ``keys`` alone, as a listing named them; None if a key names no log."""
-    roots = [os.path.realpath(d) for d in log_dirs]
+    roots = real_roots(log_dirs)
     found = LogList()
     for log_dir, label in zip(log_dirs, key_prefixes(log_dirs), strict=True):
         names = sorted(key[len(label) :] for key in keys if key.startswith(label))
         if not all(map(split_name, names)):
             return None
         found.start_dir(log_dir)
+        if isinstance(log_dir, RemoteDir):
+            if not _remote_each(found, log_dir, names, label):
+                return None
+            continue
         _stat_each(found, log_dir, -1, names, roots, follow_links, label)
     return found if len(found) == len(keys) else None
 
 
-def key_prefixes(log_dirs: Sequence[Path]) -> list[str]:
+def key_prefixes(log_dirs: Sequence[LogDir]) -> list[str]:
     """Return the prefix of each dir's keys: none for one dir, else its name and a slash."""
     if len(log_dirs) == 1:
         return [""]
@@ -134,8 +174,18 @@ def key_prefixes(log_dirs: Sequence[Path]) -> list[str]:
     return labels
 
 
+def _remote_each(found: LogList, log_dir: RemoteDir, names: Sequence[str], label: str) -> bool:
+    """Add each named object of a prefix to ``found``; False when one is gone."""
+    for name in names:
+        numbers = log_dir.stat(name)
+        if numbers is None:
+            return False
+        found.add_plain(name, f"{label}{name}" if label else name, *numbers)
+    return True
+
+
 def discover(
-    log_dir: Path,
+    log_dir: LogDir,
     roots: Sequence[str] | None = None,
     follow_links: bool = False,
     names: list[str] | None = None,
@@ -148,7 +198,7 @@ def discover(
     ``names``: the dir's names as listed; ``label``: the prefix of its logs' keys.
     """
     if roots is None:
-        roots = [os.path.realpath(log_dir)]
+        roots = real_roots([log_dir])
     if names is None:
         names = list_dirs([log_dir])[0]
     names = sorted(names)
@@ -161,6 +211,9 @@ def discover(
             candidates.sort()  # by name, as listed
     found = LogList()
     found.start_dir(log_dir)
+    if isinstance(log_dir, RemoteDir):
+        _remote_each(found, log_dir, candidates, label)  # listed: no call per object
+        return found
     try:
         fd = os.open(log_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:

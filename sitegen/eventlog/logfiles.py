@@ -5,10 +5,11 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import overload
 
 import msgspec
+
+from sitegen.eventlog.storage import LogDir, LogPath
 
 # Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
 # Operators and CI compress finished logs; those are streamed, never unpacked (reader.open_log).
@@ -18,7 +19,7 @@ SUFFIXES = (".eventlog", ".eventlog.running", ".eventlog.gz", ".eventlog.zst")
 class LogFile(msgspec.Struct, frozen=True, gc=False):
     """One candidate log: where it is and the job id its name suggests."""
 
-    directory: Path
+    directory: LogDir
     name: str
     name_id: str
     running: bool
@@ -31,7 +32,7 @@ class LogFile(msgspec.Struct, frozen=True, gc=False):
     skip: str = ""
 
     @property
-    def path(self) -> Path:
+    def path(self) -> LogPath:
         """Return the log's path (made on demand: most logs of a build are never opened)."""
         return self.directory / self.name
 
@@ -56,7 +57,7 @@ class LogList(Sequence[LogFile]):
         self.names: list[str] = []  # the same strings as ``keys`` while no dir has a label
         self.sizes = array("q")
         self.times = array("q")  # modification times, in nanoseconds
-        self._dirs: list[Path] = []
+        self._dirs: list[LogDir] = []
         self._starts: list[int] = []  # each dir's first position
         self._odd: dict[int, LogFile] = {}  # skipped, or named otherwise than by their file
         # Positions by key when some dir's keys are out of order ({}: none is), and each dir's
@@ -72,7 +73,7 @@ class LogList(Sequence[LogFile]):
             found.add(log)
         return found
 
-    def start_dir(self, directory: Path) -> None:
+    def start_dir(self, directory: LogDir) -> None:
         """Begin the logs of ``directory`` (each dir's logs follow one another)."""
         self._dirs.append(directory)
         self._starts.append(len(self.keys))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO
 
 from isal import isal_zlib
 
 from sitegen.eventlog import compression
-from sitegen.eventlog.filekind import open_regular
 from sitegen.eventlog.reader import open_log
+from sitegen.eventlog.storage import LogPath, RemotePath, open_source
 
 CHUNK = 1 << 20
 # ISA-L level 1: about 890 MB/s on event logs here (zlib level 1: 230 MB/s, level 6: 80),
@@ -23,12 +22,14 @@ GZIP_WBITS = 31  # a gzip member with a zero timestamp: reproducible bytes
 HOLD_LIMIT = 64 << 20
 
 
-def hold(path: Path, size: int) -> bytes | None:
+def hold(path: LogPath, size: int) -> bytes | None:
     """Return a plain log's bytes when it is small enough to hold; None: stream it."""
     if size > HOLD_LIMIT or compression.compression_of(path) is not None:
         return None
     try:
-        with open_regular(path) as f:
+        if isinstance(path, RemotePath):
+            return path.read_bytes()  # one GET, not a stream of ranged ones
+        with open_source(path) as f:
             return f.read()
     except OSError:
         return None  # the reader opens it again and says why it cannot
@@ -54,7 +55,7 @@ def _full_reads(stream: IO[bytes]) -> Iterator[bytes]:
         yield piece
 
 
-def gzip_chunks(path: Path, held: bytes | None = None) -> Iterator[bytes]:
+def gzip_chunks(path: LogPath, held: bytes | None = None) -> Iterator[bytes]:
     """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly.
 
     ``held`` is the plain log's bytes when they are already in memory (see ``hold``).
@@ -63,7 +64,7 @@ def gzip_chunks(path: Path, held: bytes | None = None) -> Iterator[bytes]:
     depend only on the log's.
     """
     if held is None and compression.compression_of(path) == "gzip":
-        with open_regular(path) as raw:
+        with open_source(path) as raw:
             while chunk := raw.read(CHUNK):
                 yield chunk
         return

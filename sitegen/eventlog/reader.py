@@ -13,7 +13,6 @@ from typing import IO, Any
 import msgspec
 
 from sitegen.eventlog import compression, damage, schema
-from sitegen.eventlog.filekind import open_regular
 from sitegen.eventlog.limits import (
     DEFAULT_LIMITS,
     Counted,
@@ -23,6 +22,7 @@ from sitegen.eventlog.limits import (
     OverLimit,
     log_too_big,
 )
+from sitegen.eventlog.storage import LogPath, RemotePath, open_source, source_size
 from sitegen.model import Classification
 
 
@@ -30,7 +30,7 @@ from sitegen.model import Classification
 class LogRead:
     """Everything one pass over a log yields; payloads stay raw bytes."""
 
-    path: Path
+    path: LogPath
     classification: Classification
     message: str = ""
     line: int | None = None
@@ -67,21 +67,23 @@ JOB_END_PREFIX = b'{"ev":"JobEnd","version":1,'
 READ_BUFFER = 1 << 20
 
 
-def open_log(path: Path, limits: LogLimits = DEFAULT_LIMITS) -> IO[bytes]:
+def open_log(path: LogPath, limits: LogLimits = DEFAULT_LIMITS) -> IO[bytes]:
     """Open a log for binary streaming, decompressing ``.gz`` and ``.zst`` on the fly.
 
     Reading past ``limits.max_log_bytes`` of plain bytes raises ``OverLimit``.
     """
     # Only regular files: a FIFO or device put in a log's place must not block the build.
-    raw = open_regular(path)
     kind = compression.compression_of(path)
     if kind is None:
-        return io.BufferedReader(Counted(raw.detach(), limits), READ_BUFFER)
-    raw.close()
+        raw = open_source(path)
+        plain = raw.detach() if isinstance(raw, io.BufferedReader) else raw
+        return io.BufferedReader(Counted(plain, limits), READ_BUFFER)  # type: ignore[arg-type]
+    if not isinstance(path, RemotePath):
+        open_source(path).close()  # only a regular file (see filekind) is decompressed
     return io.BufferedReader(Counted(compression.open_compressed(path, kind), limits), READ_BUFFER)
 
 
-def refused(path: Path, why: str) -> LogRead:
+def refused(path: LogPath, why: str) -> LogRead:
     """Return what a log that is not read at all amounts to (see ``filekind``): unreadable."""
     return LogRead(path=path, classification=Classification.UNREADABLE, message=why)
 
@@ -99,14 +101,16 @@ def _is_binary(line: bytes) -> bool:
 
 
 def read_log(
-    path: str | os.PathLike[str], held: bytes | None = None, limits: LogLimits = DEFAULT_LIMITS
+    path: str | os.PathLike[str] | RemotePath,
+    held: bytes | None = None,
+    limits: LogLimits = DEFAULT_LIMITS,
 ) -> LogRead:
     """Read and classify one log; never raises for what is inside the file.
 
     ``held`` is the plain log's bytes when the caller already read them; ``limits`` bound
     the bytes the log and each of its lines may hold (see ``limits``).
     """
-    path = Path(path)
+    path = path if isinstance(path, RemotePath) else Path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = lineno = 0
     tasks = result.tasks
@@ -205,10 +209,10 @@ def read_log(
     return result
 
 
-def _check_size(path: Path, held: bytes | None, limits: LogLimits) -> None:
+def _check_size(path: LogPath, held: bytes | None, limits: LogLimits) -> None:
     """Refuse a plain log past the log limit before reading any of it."""
     try:
-        size = len(held) if held is not None else os.stat(path).st_size
+        size = len(held) if held is not None else source_size(path)
     except OSError:
         return  # opening it says why
     if size > limits.max_log_bytes:

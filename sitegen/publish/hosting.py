@@ -30,6 +30,18 @@ HIDDEN = (
 STATIC_CACHE = "public, max-age=3600"
 # Pages change with every build: a browser revalidates them (a cheap 304 by ETag).
 PAGE_CACHE = "no-cache"
+
+
+def cache_control(url_path: str) -> str:
+    """Return the Cache-Control an object store sends for a URL path (``/static/…``, ``/api/…``).
+
+    As the host configs: the static assets for an hour, every page revalidated. The API too:
+    an object store sends no header of its own, and a browser would cache ``/api/jobs``
+    heuristically from its Last-Modified.
+    """
+    return STATIC_CACHE if url_path.startswith("/static/") else PAGE_CACHE
+
+
 # Compressed on the wire (the bodies are unchanged once decoded). The API's JSON and text
 # stay as stored: byte-for-byte clients compare them raw.
 _GZIP_TYPES = "text/css text/javascript image/svg+xml"

@@ -69,6 +69,7 @@ _ENVIRONMENTS: dict[tuple[Path | None, str], jinja2.Environment] = {}
 # The header link of the page being shown.
 CURRENT = ' aria-current="page"'
 
+
 class PageRenderer:
     """Hold the Jinja environment and page options; picklable so workers can use it."""
 

@@ -1,0 +1,115 @@
+"""A build published to object storage (``--output s3://bucket/site/``).
+
+The site is built as always, into a local copy of it kept between builds (``--cache-dir``):
+full or incremental, through the one writer, the state beside it. Then what changed is
+synced to the bucket (``publish.objectstore``: content hashes against the state's manifest,
+jobs before the listings naming them, deletions last). The local copy is trusted only when
+it is the one the bucket's last publish came from (the manifest's generation): else it is
+built afresh, which maps every log but still uploads only the objects whose bytes changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.errors import PublishError, SitegenError
+from sitegen.text.storage_url import as_prefix, redact, split_credentials
+
+if TYPE_CHECKING:
+    from sitegen.publish.objectstore import SyncReport
+
+# Beside the local copy of the site: the generation of the publish it matches.
+PUBLISHED_MARK = "published-generation"
+
+
+def cache_home() -> Path:
+    """Return sitegen's cache directory (``$XDG_CACHE_HOME/sitegen``, ``~/.cache/sitegen``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sitegen"
+
+
+def local_copy(url: str, cache_dir: Path | None = None) -> Path:
+    """Return where the local copy of the site published at ``url`` is built."""
+    bare = as_prefix(split_credentials(url)[0])
+    digest = hashlib.sha256(bare.encode()).hexdigest()[:20]
+    return (cache_dir or cache_home()) / "sites" / digest / "site"
+
+
+def build_to_objects(
+    options: BuildOptions,
+    local_build: Callable[[BuildOptions], BuildReport],
+    on_wait: Callable[[str], None] | None = None,
+) -> BuildReport:
+    """Build the site locally with ``local_build``, then publish what changed to the bucket."""
+    from sitegen.publish import objectstore
+
+    started = time.perf_counter()
+    assert options.publish_url is not None
+    url = as_prefix(options.publish_url)
+    state_url = as_prefix(options.state_url or objectstore.default_state_url(url))
+    if as_prefix(split_credentials(state_url)[0]) == as_prefix(split_credentials(url)[0]):
+        raise SitegenError("--state must not be the site's own prefix (it would be served)")
+    store = objectstore.Store(url, options.storage_options)
+    state = objectstore.Store(state_url, options.storage_options)
+    try:
+        lock = objectstore.acquire(state, on_wait)
+    except OSError as exc:
+        raise PublishError(f"cannot take the lock: {_reason(exc)}", redact(state_url)) from exc
+    try:
+        before = objectstore.Manifest.load(state)
+        if before is None:
+            objectstore.check_new_prefix(store, state_url)
+        mark = options.output.parent / PUBLISHED_MARK
+        known = mark.read_text().strip() if mark.is_file() else None
+        fresh = before is None or known != before.generation or options.clean
+        if fresh:
+            # Not the copy the bucket was published from: build it afresh (the sync still
+            # uploads only what differs from the manifest).
+            shutil.rmtree(options.output.parent, ignore_errors=True)
+        options.output.parent.mkdir(parents=True, exist_ok=True)
+        report = local_build(dataclasses.replace(options, clean=options.clean or fresh))
+        lock.refresh()
+        if report.up_to_date and not fresh:
+            synced = objectstore.SyncReport()  # nothing changed: nothing to compare
+            return _published(report, url, synced, started)
+        mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
+        try:
+            after, synced = objectstore.sync(
+                options.output, store, state, None if options.clean else before
+            )
+        except OSError as exc:
+            raise PublishError(
+                f"publishing to object storage stopped: {_reason(exc)} (the next build "
+                "finishes it)",
+                redact(url),
+            ) from exc
+        mark.write_text(after.generation)
+    finally:
+        with contextlib.suppress(OSError):  # else it expires
+            lock.release()
+    return _published(report, url, synced, started)
+
+
+def _published(report: BuildReport, url: str, synced: SyncReport, started: float) -> BuildReport:
+    """Add where the site went and what the sync did to the local build's report."""
+    report.seconds = time.perf_counter() - started  # the lock, the build and the sync
+    report.published_to = redact(url)
+    report.uploaded = synced.uploaded
+    report.uploaded_bytes = synced.uploaded_bytes
+    report.deleted = synced.deleted
+    return report
+
+
+def _reason(exc: OSError) -> str:
+    """Say what went wrong with the store, never with a credential in it."""
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return redact(text) if "://" in text else text

@@ -1,0 +1,243 @@
+"""Event logs in object storage (``s3://``, ``gs://``, ``az://``, any fsspec URL).
+
+A prefix is listed as a directory is: each object's size, and as its "modification time"
+the object's last-modified second with a hash of its ETag in the nanoseconds (stores keep
+whole seconds), so that a log's identity changes when its key, size or ETag does, and an
+abandoned ``.running`` log is still told by its age. Logs are streamed (a small one is one
+GET). ``fsspec`` and the protocol's package (``s3fs``, ``gcsfs``, ``adlfs``) are imported
+only when a URL is given. Credentials come from the protocol's standard chain (environment,
+profile, instance role); a ``user:secret@`` in a URL is taken out of it and never shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from sitegen.errors import UsageError
+from sitegen.text.storage_url import as_prefix, redact, split_credentials
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+# The package each protocol needs, as named in the docs (``pip install 'sitegen[s3]'``).
+PACKAGES = {
+    "s3": "s3fs",
+    "s3a": "s3fs",
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "az": "adlfs",
+    "abfs": "adlfs",
+}
+# Read ahead this much of a log streamed from a store (one ranged GET each).
+STREAM_BLOCK = 8 << 20
+
+
+def filesystem(url: str, options: Mapping[str, Any]) -> tuple[AbstractFileSystem, str]:
+    """Return the fsspec file system of ``url`` and the path in it, or say what is missing."""
+    bare, user, secret = split_credentials(url)
+    given = dict(options)
+    if user is not None:
+        protocol = bare.partition("://")[0]
+        if protocol in ("s3", "s3a"):
+            given.setdefault("key", user)
+            if secret is not None:
+                given.setdefault("secret", secret)
+        else:
+            given.setdefault("username", user)
+            if secret is not None:
+                given.setdefault("password", secret)
+    try:
+        import fsspec.core
+    except ImportError:
+        raise UsageError(
+            "object storage needs fsspec: pip install 'sitegen[s3]' (or [gcs], [azure])",
+            redact(url),
+        ) from None
+    try:
+        fs, path = fsspec.core.url_to_fs(bare, **given)
+    except ImportError as exc:
+        package = PACKAGES.get(bare.partition("://")[0], "the protocol's fsspec package")
+        raise UsageError(f"{redact(url)} needs {package} installed ({exc})") from None
+    except ValueError as exc:
+        raise UsageError(f"not a storage URL: {exc}", redact(url)) from None
+    return fs, path.rstrip("/")
+
+
+def object_time(entry: Mapping[str, Any]) -> int:
+    """Return an object's identity time: its last-modified second, its ETag in the ns."""
+    stamp = None
+    for name in ("LastModified", "last_modified", "updated", "mtime", "created"):
+        value = entry.get(name)
+        if value is not None:
+            stamp = value
+            break
+    if isinstance(stamp, datetime):
+        seconds = int(stamp.timestamp())
+    elif isinstance(stamp, int | float):
+        seconds = int(stamp)
+    elif isinstance(stamp, str):
+        seconds = int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+    else:
+        seconds = 0
+    tag = ""
+    for name in ("ETag", "etag", "md5Hash", "content_md5"):
+        if entry.get(name):
+            tag = str(entry[name])
+            break
+    folded = int.from_bytes(hashlib.sha256(tag.encode()).digest()[:8], "big") % 1_000_000_000
+    return seconds * 1_000_000_000 + folded
+
+
+class RemoteDir:
+    """A prefix of event-log objects, read as an event-log directory is."""
+
+    def __init__(self, url: str, options: Mapping[str, Any] | None = None) -> None:
+        self.url = as_prefix(url)
+        self.options = dict(options or {})
+        # Each listed log's (size, identity time), as the last ``list`` saw them.
+        self.entries: dict[str, tuple[int, int]] = {}
+
+    def __repr__(self) -> str:
+        # In reports and the options' fingerprint: never a credential, never an option's value.
+        return f"RemoteDir({redact(self.url)!r})"
+
+    def __str__(self) -> str:
+        return redact(self.url)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RemoteDir):
+            return NotImplemented
+        return self.url == other.url and self.options == other.options
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Sent to workers without the listing (a 100,000-entry dict per task).
+        return {"url": self.url, "options": self.options, "entries": {}}
+
+    @property
+    def name(self) -> str:
+        """Return the prefix's last segment (``logs`` of ``s3://b/logs/``)."""
+        return self.url.rstrip("/").rpartition("/")[2]
+
+    def resolve(self) -> RemoteDir:
+        """Return itself: a URL has no links to resolve."""
+        return self
+
+    def __truediv__(self, name: str) -> RemotePath:
+        return RemotePath(self, name)
+
+    def fs(self) -> tuple[AbstractFileSystem, str]:
+        """Return the file system and this prefix's path in it."""
+        return filesystem(self.url, self.options)
+
+    def list(self) -> list[str]:
+        """List the prefix's object names (and note their sizes and identity times)."""
+        fs, root = self.fs()
+        try:
+            fs.invalidate_cache(root)  # a watcher lists again: see what changed since
+            found = fs.ls(root, detail=True)
+        except FileNotFoundError:
+            bucket = root.partition("/")[0]
+            if not fs.exists(bucket):
+                raise UsageError("event-log bucket does not exist", str(self)) from None
+            found = []  # a prefix with no object yet: an empty directory
+        except PermissionError as exc:
+            raise UsageError(f"event-log prefix cannot be listed: {exc}", str(self)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot list event-log prefix: {exc}", str(self)) from None
+        entries = {}
+        for entry in found:
+            if entry.get("type") != "file":
+                continue  # a "directory": a common prefix below this one
+            name = str(entry["name"]).rstrip("/").rpartition("/")[2]
+            entries[name] = (int(entry.get("size") or 0), object_time(entry))
+        self.entries = entries
+        return list(entries)
+
+    def stat(self, name: str) -> tuple[int, int] | None:
+        """Return a listed log's (size, identity time), asking the store if not listed."""
+        known = self.entries.get(name)
+        if known is not None:
+            return known
+        fs, root = self.fs()
+        try:
+            info = fs.info(f"{root}/{name}")
+        except OSError:
+            return None
+        return int(info.get("size") or 0), object_time(info)
+
+
+class RemotePath:
+    """One object of a ``RemoteDir``, as much of a ``Path`` as reading a log needs."""
+
+    def __init__(self, directory: RemoteDir, name: str) -> None:
+        self.directory = directory
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"{self.directory}{self.name}"
+
+    def __repr__(self) -> str:
+        return f"RemotePath({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RemotePath):
+            return NotImplemented
+        return (self.directory, self.name) == (other.directory, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.directory.url, self.name))
+
+    @property
+    def suffix(self) -> str:
+        """Return the name's last suffix (``.gz``), as ``Path.suffix``."""
+        stem, dot, ext = self.name.rpartition(".")
+        return f".{ext}" if dot and stem else ""
+
+    def size(self) -> int:
+        """Return the object's size in bytes (from the listing when it has it)."""
+        found = self.directory.stat(self.name)
+        if found is None:
+            raise FileNotFoundError(2, "no such object", str(self))
+        return found[0]
+
+    def open(self) -> IO[bytes]:
+        """Open the object for streaming (ranged reads, read ahead)."""
+        fs, root = self.directory.fs()
+        opened = fs.open(
+            f"{root}/{self.name}", "rb", block_size=STREAM_BLOCK, cache_type="readahead"
+        )
+        return opened  # type: ignore[no-any-return]
+
+    def read_bytes(self) -> bytes:
+        """Return the whole object (one GET)."""
+        fs, root = self.directory.fs()
+        return bytes(fs.cat_file(f"{root}/{self.name}"))
+
+
+def open_source(path: os.PathLike[str] | str | RemotePath) -> IO[bytes]:
+    """Open a log for reading: an object streamed, a local regular file (filekind's rule)."""
+    if isinstance(path, RemotePath):
+        return path.open()
+    from sitegen.eventlog.filekind import open_regular
+
+    return open_regular(path)
+
+
+def source_size(path: os.PathLike[str] | str | RemotePath) -> int:
+    """Return a log's size in bytes, local or an object."""
+    if isinstance(path, RemotePath):
+        return path.size()
+    return os.stat(path).st_size
+
+
+# Where logs are: a local directory or a prefix in object storage; one log's path in either.
+LogDir = Path | RemoteDir
+LogPath = Path | RemotePath
