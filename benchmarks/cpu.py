@@ -49,7 +49,7 @@ STEPS: list[tuple[Any, str, str]] = [
     (mapstep, "log_digest", "hash it"),
     (mapstep, "analyse", "analyse (summary, DAG, stages)"),
     (analysis_module, "diagnose", "findings, their costs, the what-if"),
-    (mapstep, "_claim", "claim the job's directories"),
+    (mapstep, "claim", "claim the job's directories"),
     (pages_module, "job_page", "job page's view (DAG, timeline)"),
     (pages_module, "trace", "trace.json"),
     (pages_module, "findings_json", "findings.json"),

@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import NamedTuple
 
 from sitegen.diagnose.stats import median
@@ -67,12 +68,7 @@ def inferred_slots(runs: Sequence[TaskRun]) -> dict[str, int]:
     slots = {}
     for name, points in events.items():
         points.sort()
-        busy = most = 0
-        for _, step in points:
-            busy += step
-            if busy > most:
-                most = busy
-        slots[name] = most or 1
+        slots[name] = max(0, *accumulate(step for _, step in points)) or 1
     return slots
 
 
@@ -84,25 +80,22 @@ class _Timeline:
         points += [(r.end if r.end > r.start else r.start, -1) for r in runs]
         points.sort()
         self.slots = slots
-        self.times: list[int] = []
-        self.busy: list[int] = []  # attempts running from times[k] to times[k + 1]
-        self.free: list[int] = []  # time before times[k] (from times[0]) with a slot free
-        self.gaps: list[tuple[int, int]] = []  # stretches of at least gap_min with nothing running
-        busy = 0
-        for t, step in points:
-            if self.times:
-                span = t - self.times[-1]
-                self.free.append(self.free[-1] + (span if self.busy[-1] < slots else 0))
-                if self.busy[-1] == 0 and span >= gap_min:
-                    self.gaps.append((self.times[-1], t))
-            else:
-                self.free.append(0)
-            busy += step
-            self.times.append(t)
-            self.busy.append(busy)
-        if self.times and self.times[0] >= gap_min:  # nothing ran from the job's start
-            self.gaps.insert(0, (0, self.times[0]))
-        self.gap_starts = [a for a, _ in self.gaps]
+        # Built with accumulate and comprehensions, not a loop of appends: a job replays
+        # 800,000 attempts at most, and this ran over each twice.
+        times = self.times = [t for t, _ in points]  # when the number running changes
+        # Attempts running from times[k] to times[k + 1].
+        running = self.busy = list(accumulate(step for _, step in points))
+        spans = list(zip(times, times[1:], running, strict=False))
+        # Time before times[k] (from times[0]) with a slot free.
+        self.free = list(accumulate((b - a if n < slots else 0 for a, b, n in spans), initial=0))
+        if not times:
+            self.free = []
+        # Stretches of at least gap_min with nothing running.
+        gaps = [(a, b) for a, b, n in spans if n == 0 and b - a >= gap_min]
+        if times and times[0] >= gap_min:  # nothing ran from the job's start
+            gaps.insert(0, (0, times[0]))
+        self.gaps = gaps
+        self.gap_starts = [a for a, _ in gaps]
 
     def _free_to(self, t: int) -> int:
         """Return the time from times[0] to ``t`` with a slot free (negative before times[0])."""
@@ -325,8 +318,9 @@ def prepare(
     t0 = started_at if started_at > 0 else min((r.start for r in ran), default=0)
     if ran:
         t0 = min(t0, min(r.start for r in ran))
+    make = TaskRun._make  # tuple.__new__: no Python-level __new__ call per attempt
     shifted = [
-        TaskRun(r.stage, r.task, r.executor, r.start - t0, max(r.start, r.end) - t0, r.ok)
+        make((r.stage, r.task, r.executor, r.start - t0, max(r.start, r.end) - t0, r.ok))
         for r in ran
     ]
     stages = {r.stage for r in shifted}
