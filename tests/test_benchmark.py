@@ -114,3 +114,36 @@ def test_findings_benchmark_smoke_run() -> None:
     assert re.search(r"^steady runs: 250 in 10 series", run.stdout, re.M)
     assert re.search(r"^sustained 1.8x shifts: 10; flagged within 2 runs", run.stdout, re.M)
     assert "smoke run in" in run.stdout
+
+
+def test_cpu_benchmark_smoke_run(tmp_path: Path) -> None:
+    """A tiny run of benchmarks/cpu.py: its three figures, and a split that adds up."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks/cpu.py"),
+            "--runs",
+            "1",
+            "--jobs",
+            "3",
+            "--small-jobs",
+            "12",
+            "--split-jobs",
+            "6",
+            "--work-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"^A 3 jobs x 800 tasks, median of 1: naive [0-9.]+ s", run.stdout, re.M)
+    assert re.search(r"^B 12 small jobs, median of 1: [0-9.]+ ms of CPU a job", run.stdout, re.M)
+    total = re.search(
+        r"^C a small job's map step in 1 process \(6 logs\): ([0-9.]+) ms", run.stdout, re.M
+    )
+    assert total is not None
+    steps = [float(ms) for ms in re.findall(r"^\s+(-?[0-9.]+) ms\s", run.stdout, re.M)]
+    assert len(steps) == 15 and steps[0] > 0
+    assert sum(steps) == pytest.approx(float(total.group(1)), abs=0.02)
