@@ -154,6 +154,7 @@ class PageRenderer:
             duration_cell=cells.duration_cell,
             rows_cells=cells.rows_cells,
             duration_cells=cells.duration_cells,
+            comparison_rows=runs.comparison_rows,
         )
         env.globals.update(
             urls=urls,

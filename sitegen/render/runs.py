@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from sitegen.model import StageFigures
+from sitegen.render.cells import duration_cell, num_cell, rows_cell
 from sitegen.text.formatting import NONE
+from sitegen.text.htmlsafe import esc
 
 
 def change(now: int | None, before: int | None) -> str:
@@ -42,3 +46,32 @@ def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list
     pairs = [StageChange(f.stage_id, f, earlier.pop(f.stage_id, None)) for f in now]
     pairs += [StageChange(f.stage_id, None, f) for f in before if f.stage_id in earlier]
     return pairs
+
+
+# The comparison's columns: a figure of StageFigures and the cell that shows it.
+COMPARED: tuple[tuple[str, Callable[[int | None], Markup]], ...] = (
+    ("duration_ms", duration_cell),
+    ("tasks", num_cell),
+    ("input_rows", rows_cell),
+    ("output_rows", rows_cell),
+)
+
+
+def comparison_rows(rows: Sequence[StageChange]) -> Markup:
+    """Return the comparison table's stage rows, as ``_runs.html`` printed them cell by cell.
+
+    Built as one string: the section is rendered again for every recurring run a full build
+    writes (its run context is known only after the map step), and its template loop was
+    most of that.
+    """
+    out = []
+    for row in rows:
+        now, before = row.now, row.before
+        cells = [f'<tr><th scope="row">{esc(row.stage_id)}</th>']
+        for field, cell in COMPARED:
+            a = getattr(now, field) if now else None
+            b = getattr(before, field) if before else None
+            cells.append(f'{cell(a)}{cell(b)}<td class="num">{esc(change(a, b))}</td>')
+        cells.append("</tr>\n")
+        out.append("".join(cells))
+    return Markup("".join(out))

@@ -1,0 +1,62 @@
+"""The string-built run comparison rows against the template loop they replaced."""
+
+from __future__ import annotations
+
+import functools
+
+import jinja2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitegen.model import StageFigures
+from sitegen.render.pages import PageRenderer
+from sitegen.render.runs import StageChange, comparison_rows
+
+# The loop ``_runs.html`` printed the rows with, cell by cell: the reference bytes.
+LOOP = """\
+{% for row in rows %}
+<tr><th scope="row">{{ row.stage_id }}</th>
+{%- for field, cell in (("duration_ms", "duration_cell"), ("tasks", "num_cell"), \
+("input_rows", "rows_cell"), ("output_rows", "rows_cell")) %}
+{%- set now = row.now[field] if row.now else none %}\
+{% set before = row.before[field] if row.before else none %}
+{%- if cell == "duration_cell" %}{{ now|duration_cell }}{{ before|duration_cell }}\
+{% elif cell == "num_cell" %}{{ now|num_cell }}{{ before|num_cell }}\
+{% else %}{{ now|rows_cell }}{{ before|rows_cell }}{% endif %}\
+<td class="num">{{ row.delta(field) }}</td>
+{%- endfor %}</tr>
+{% endfor %}"""
+
+
+@functools.cache
+def loop() -> jinja2.Template:
+    return PageRenderer().env.from_string(LOOP)
+
+
+figures = st.builds(
+    StageFigures,
+    stage_id=st.text(max_size=12),
+    duration_ms=st.integers(0, 10**12),
+    tasks=st.integers(0, 10**7),
+    input_rows=st.integers(0, 10**15),
+    output_rows=st.integers(0, 10**15),
+)
+changes = st.builds(
+    StageChange,
+    stage_id=st.text(max_size=12),
+    now=st.none() | figures,
+    before=st.none() | figures,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(changes, max_size=6))
+def test_comparison_rows_are_the_template_loop_byte_for_byte(rows: list[StageChange]) -> None:
+    assert str(comparison_rows(rows)) == loop().render(rows=rows)
+
+
+def test_log_text_in_a_stage_id_is_escaped_and_its_controls_shown() -> None:
+    row = StageChange("<b>\x00", StageFigures("1", 5, 1, 2, 3), None)
+    html = str(comparison_rows([row]))
+    assert "&lt;b&gt;\u2400" in html and "<b>" not in html
+    assert html == loop().render(rows=[row])
