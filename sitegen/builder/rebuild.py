@@ -20,6 +20,7 @@ from sitegen.builder.options import BuildReport
 from sitegen.builder.plan import LeanerSite, Run, figures, make_report, select
 from sitegen.builder.reduce import reduce
 from sitegen.builder.selection import Selection
+from sitegen.builder.state.base import file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
@@ -244,15 +245,19 @@ class Rebuild:
             publication.publish()
             replaced = self.writer.files_written, self.writer.bytes_written
         else:
-            gone = sorted(before.gone_roots(self) | (before.site_files - site_files))
+            dropped = before.site_files - site_files
+            gone = sorted(before.gone_roots(self) | dropped)
             output = self.run.options.output
+            written = self.writer.written_names()
+            # The site-wide files this build changes, as they were: only those are measured.
+            sizes = {rel: file_size(output, rel) for rel in [*written, *dropped]}
 
             def finish() -> None:
                 # The site is in place: measure it and record that in the build's transaction.
-                report.site_bytes = state.record_site_bytes(output)
+                report.site_bytes = state.record_site_bytes(output, sizes)
                 state.commit()
 
-            replaced = publication.update(moves, self.writer.written_names(), gone, finish=finish)
+            replaced = publication.update(moves, written, gone, finish=finish)
         # Site-wide files count when they reached the site: in place, unchanged ones do not.
         on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
         report.files_written = sum(f.files for f in on_site) + replaced[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from sitegen.builder.state.base import Base
+from sitegen.builder.state.base import Base, file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS, encode, encode_json
 from sitegen.model import ExecutorStats
@@ -33,13 +33,20 @@ class Writes(Base):
         )
         self.commit()
 
-    def record_site_bytes(self, root: Path) -> int:
+    def record_site_bytes(self, root: Path, before: Mapping[str, int] | None = None) -> int:
         """Measure the site's bytes and record them with its selection (set_chosen clears it).
 
-        Called in the build's transaction: a write of its own costs a commit (fsyncs).
+        ``before``: the size each site-wide file this build wrote or removed had before (0:
+        none): only those are measured again (a stat of each of 7,000 cost 0.09 s at 100,000
+        jobs). Called in the build's transaction: a write of its own costs a commit (fsyncs).
         """
-        size = self.site_bytes(root)
-        self._meta({"site_bytes": str(size)})
+        kept = self.meta_value("site_files_bytes")
+        if before is None or kept is None:
+            files = self.site_files_bytes(root)
+        else:
+            files = int(kept) + sum(file_size(root, p) - size for p, size in before.items())
+        size = self.jobs_bytes() + files
+        self._meta({"site_bytes": str(size), "site_files_bytes": str(files)})
         return size
 
     def set_context(self, key: str, outcome: LogOutcome) -> None:
