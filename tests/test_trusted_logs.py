@@ -201,3 +201,31 @@ def test_trusting_is_the_default_and_verify_logs_stats_each(
         result = runner.invoke(cli, verifying, env=env)
         assert result.output.startswith("Published 26 jobs from 28 logs"), result.output
         assert "; 1 log read, 27 unchanged)" in result.output
+
+
+def test_a_trusting_build_stats_each_log_when_the_names_cannot_be_spliced(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    full = build(BuildOptions(example_logs, site))
+    listed: list[int] = []
+
+    def counting(*args: object, **kwargs: object) -> object:
+        found = discover.discover_all(*args, **kwargs)
+        listed.append(len(found))
+        return found
+
+    monkeypatch.setattr(plan, "discover_all", counting)
+    # More names in and out than splicing is worth: every log is stat-ed.
+    with monkeypatch.context() as m:
+        m.setattr(trusted_module, "SPLICE_LIMIT", 0)
+        write(example_logs / "added.eventlog", job_lines("added", name="solo"))
+        assert trusted(example_logs, site).published == full.published + 1
+    assert listed == [full.logs + 1]
+    # A name that is not ASCII (an undecodable one is keyed otherwise): the same.
+    write(example_logs / "jöb.eventlog", job_lines("jöb", name="solo"))
+    assert trusted(example_logs, site).published == full.published + 2
+    assert listed == [full.logs + 1, full.logs + 2]
+    clean = tmp_path / "clean"
+    build(BuildOptions(example_logs, clean))
+    assert tree(site) == tree(clean)
