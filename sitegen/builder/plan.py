@@ -120,14 +120,20 @@ class Run:
 
     @functools.cached_property
     def logs(self) -> LogList:
-        """Return every log, stat-ed, in order (made when first needed: see quick_no_op)."""
+        """Return every log, stat-ed, in order (made when first needed: see quick_no_op).
+
+        A trusting plan sets it from the state's numbers instead (builder/trusted.py).
+        """
         options = self.options
         return discover_all(options.log_dirs, options.follow_links, self.listings)
 
     @property
     def stat_ed(self) -> bool:
-        """Tell whether every log was stat-ed (``logs`` made): a trusted no-op does not."""
-        return "logs" in vars(self)  # what functools.cached_property fills
+        """Tell whether ``logs`` was made (stat-ed, or from the state's numbers when trusted).
+
+        A trusted no-op makes it not.
+        """
+        return "logs" in vars(self)  # what functools.cached_property (or plan) fills
 
     @functools.cached_property
     def listing(self) -> str:
