@@ -20,7 +20,6 @@ from sitegen.builder.options import BuildReport
 from sitegen.builder.plan import LeanerSite, Run, figures, make_report, select
 from sitegen.builder.reduce import reduce
 from sitegen.builder.selection import Selection
-from sitegen.builder.state.base import file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
@@ -249,12 +248,10 @@ class Rebuild:
             gone = sorted(before.gone_roots(self) | dropped)
             output = self.run.options.output
             written = self.writer.written_names()
-            # The site-wide files this build changes, as they were: only those are measured.
-            sizes = {rel: file_size(output, rel) for rel in [*written, *dropped]}
 
             def finish() -> None:
-                # The site is in place: measure it and record that in the build's transaction.
-                report.site_bytes = state.record_site_bytes(output, sizes)
+                # The site is in place: measure what it wrote, record that in the transaction.
+                report.site_bytes = state.record_site_bytes(output, written)
                 state.commit()
 
             replaced = publication.update(moves, written, gone, finish=finish)
