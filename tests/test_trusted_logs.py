@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.builder import plan
+from sitegen.builder import trusted as trusted_module
 from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build
 from sitegen.cli import cli
@@ -46,7 +47,38 @@ def no_full_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(plan, "discover_all", refuse)
     monkeypatch.setattr(plan, "discover_keys", spy)
+    monkeypatch.setattr(trusted_module, "discover_keys", spy)
     return stat_ed
+
+
+def test_trusted_builds_stat_only_the_names_in_and_the_unfinished_logs(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    full = build(BuildOptions(example_logs, site))
+    unfinished = sorted(
+        p.file for p in full.problems if p.kind in ("incomplete", "malformed", "unreadable")
+    )
+    first = next(p for p in sorted(example_logs.glob("*.eventlog")) if p.name not in unfinished)
+    lines = job_lines("added", name="solo", start_ms=5_000_000_000_000)
+    write(example_logs / "added.eventlog", lines)
+    (example_logs / "README").write_text("not a log\n")
+    steps = []
+    for change in ("added", "removed"):
+        if change == "removed":
+            first.unlink()
+        with monkeypatch.context() as m:
+            stat_ed = no_full_listing(m)
+            steps.append(trusted(example_logs, site))
+        # The new name and the logs not read as completed; never every log.
+        assert sorted(stat_ed) == sorted(unfinished + (["added.eventlog"] * (change == "added")))
+    assert [(r.published, r.rebuilt, r.up_to_date) for r in steps] == [
+        (full.published + 1, 1, False),
+        (full.published, 0, False),
+    ]
+    clean = tmp_path / "clean"
+    same_report(steps[-1], build(BuildOptions(example_logs, clean)))
+    assert tree(site) == tree(clean)
 
 
 def test_a_trusted_no_op_stats_only_the_unfinished_logs(
@@ -169,3 +201,31 @@ def test_trusting_is_the_default_and_verify_logs_stats_each(
         result = runner.invoke(cli, verifying, env=env)
         assert result.output.startswith("Published 26 jobs from 28 logs"), result.output
         assert "; 1 log read, 27 unchanged)" in result.output
+
+
+def test_a_trusting_build_stats_each_log_when_the_names_cannot_be_spliced(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    full = build(BuildOptions(example_logs, site))
+    listed: list[int] = []
+
+    def counting(*args: object, **kwargs: object) -> object:
+        found = discover.discover_all(*args, **kwargs)
+        listed.append(len(found))
+        return found
+
+    monkeypatch.setattr(plan, "discover_all", counting)
+    # More names in and out than splicing is worth: every log is stat-ed.
+    with monkeypatch.context() as m:
+        m.setattr(trusted_module, "SPLICE_LIMIT", 0)
+        write(example_logs / "added.eventlog", job_lines("added", name="solo"))
+        assert trusted(example_logs, site).published == full.published + 1
+    assert listed == [full.logs + 1]
+    # A name that is not ASCII (an undecodable one is keyed otherwise): the same.
+    write(example_logs / "jöb.eventlog", job_lines("jöb", name="solo"))
+    assert trusted(example_logs, site).published == full.published + 2
+    assert listed == [full.logs + 1, full.logs + 2]
+    clean = tmp_path / "clean"
+    build(BuildOptions(example_logs, clean))
+    assert tree(site) == tree(clean)

@@ -25,6 +25,7 @@ from sitegen.builder.state.identity import (
 )
 from sitegen.builder.state.records import Chosen, Known
 from sitegen.builder.state.store import State
+from sitegen.builder.trusted import trusted_logs
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import (
     check_log_dir,
@@ -122,14 +123,20 @@ class Run:
 
     @functools.cached_property
     def logs(self) -> LogList:
-        """Return every log, stat-ed, in order (made when first needed: see quick_no_op)."""
+        """Return every log, stat-ed, in order (made when first needed: see quick_no_op).
+
+        A trusting plan sets it from the state's numbers instead (builder/trusted.py).
+        """
         options = self.options
         return discover_all(options.log_dirs, options.follow_links, self.listings)
 
     @property
     def stat_ed(self) -> bool:
-        """Tell whether every log was stat-ed (``logs`` made): a trusted no-op does not."""
-        return "logs" in vars(self)  # what functools.cached_property fills
+        """Tell whether ``logs`` was made (stat-ed, or from the state's numbers when trusted).
+
+        A trusted no-op makes it not.
+        """
+        return "logs" in vars(self)  # what functools.cached_property (or plan) fills
 
     @functools.cached_property
     def listing(self) -> str:
@@ -174,15 +181,15 @@ def quick_no_op(run: Run) -> BuildReport | None:
         # The same names as last time: only the logs not finished then can have changed.
         if not _unfinished_unchanged(run, state):
             return None
+    elif trusting:
+        # Names came or went: the plan learns which from the listing, and stats those alone.
+        return None
     # One digest of every log's identity, against the one the last selection was made from:
     # reading 100,000 rows back from the state to compare them cost more than the stat calls.
     elif stored.identities != run.identities:
         return None
     if noted_keys(state, run.notes) or run.stale:
         return None
-    if trusting and not same_listing:
-        # Listed anew (first trusted build, a README added): the next one need not stat.
-        state.set_listing(stored, run.listing)
     return make_report(run, state, stored, rebuilt=0, up_to_date=True)
 
 
@@ -225,15 +232,22 @@ def plan(run: Run) -> None:
     if state is None:
         run.todo = range(len(run.logs))  # every log: not a list of 100,000 numbers
         return
-    differ, gone = changed_logs(state.identities(), run.logs)
-    todo: list[int] = []
-    run.gone = sorted(gone)
     # Logs to read again though unchanged: a note changed, or the clock abandoned a run.
     noted = noted_keys(state, run.notes) | run.stale
+    listed = None
+    if run.options.trust_finished_logs and not run.stat_ed:
+        options = run.options
+        listed = trusted_logs(options.log_dirs, run.listings, state, options.follow_links)
+    if listed is not None:
+        run.logs = listed.logs
+        differ, gone = listed.differ, listed.gone
+    else:
+        differ, gone = changed_logs(state.identities(), run.logs)
+    todo: list[int] = []
+    run.gone = sorted(gone)
     run.known = state.known(differ | noted | set(run.gone))
-    for n, key in enumerate(run.logs.keys):
-        if key not in differ and key not in noted:
-            continue
+    for n in _positions(run.logs, differ | noted):
+        key = run.logs.keys[n]
         log = run.logs[n]
         known = run.known.get(key)
         if key in noted or known is None or not _unchanged(log, known):
@@ -241,6 +255,17 @@ def plan(run: Run) -> None:
         else:
             run.moved.append((key, log.mtime_ns))
     run.todo = todo
+
+
+def _positions(logs: LogList, keys: set[str]) -> list[int]:
+    """Return where the logs of ``keys`` are (those listed), in order."""
+    found = []
+    for key in keys:
+        try:
+            found.append(logs.position(key))
+        except KeyError:  # gone, or a noted log no dir lists
+            continue
+    return sorted(found)
 
 
 def no_op(run: Run) -> BuildReport | None:

@@ -262,15 +262,17 @@ class Rebuild:
             publication.publish()
             replaced = self.writer.files_written, self.writer.bytes_written
         else:
-            gone = sorted(before.gone_roots(self) | (before.site_files - site_files))
+            dropped = before.site_files - site_files
+            gone = sorted(before.gone_roots(self) | dropped)
             output = self.run.options.output
+            written = self.writer.written_names()
 
             def finish() -> None:
-                # The site is in place: measure it and record that in the build's transaction.
-                report.site_bytes = state.record_site_bytes(output)
+                # The site is in place: measure what it wrote, record that in the transaction.
+                report.site_bytes = state.record_site_bytes(output, written)
                 state.commit()
 
-            replaced = publication.update(moves, self.writer.written_names(), gone, finish=finish)
+            replaced = publication.update(moves, written, gone, finish=finish)
         # Site-wide files count when they reached the site: in place, unchanged ones do not.
         on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
         report.files_written = sum(f.files for f in on_site) + replaced[0]

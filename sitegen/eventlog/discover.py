@@ -201,14 +201,7 @@ def discover(
         roots = real_roots([log_dir])
     if names is None:
         names = list_dirs([log_dir])[0]
-    names = sorted(names)
-    # A comprehension for the plain logs (nearly all): a loop with calls cost 0.1 s a 100,000.
-    candidates = [name for name in names if name.endswith(".eventlog") and len(name) > 9]
-    if len(candidates) < len(names):  # other suffixes, or other files (a README, say)
-        others = [n for n in names if not n.endswith(".eventlog") and split_name(n)]
-        if others:
-            candidates += others
-            candidates.sort()  # by name, as listed
+    candidates = log_names(names)
     found = LogList()
     found.start_dir(log_dir)
     if isinstance(log_dir, RemoteDir):
@@ -238,6 +231,19 @@ def discover(
             if not name.isascii() and (odd := _undecodable(found[n])) is not None:
                 found.replace(n, odd)
     return found
+
+
+def log_names(names: Sequence[str]) -> list[str]:
+    """Return the names of logs among a dir's ``names``, sorted (the order of its logs)."""
+    names = sorted(names)
+    # A comprehension for the plain logs (nearly all): a loop with calls cost 0.1 s a 100,000.
+    candidates = [name for name in names if name.endswith(".eventlog") and len(name) > 9]
+    if len(candidates) < len(names):  # other suffixes, or other files (a README, say)
+        others = [n for n in names if not n.endswith(".eventlog") and split_name(n)]
+        if others:
+            candidates += others
+            candidates.sort()  # by name, as listed
+    return candidates
 
 
 def _undecodable(log: LogFile) -> LogFile | None:

@@ -86,6 +86,22 @@ class LogList(Sequence[LogFile]):
         self.times.append(mtime_ns)
         self._where = None
 
+    def add_columns(
+        self,
+        directory: LogDir,
+        names: list[str],
+        keys: list[str],
+        sizes: array[int],
+        times: array[int],
+    ) -> None:
+        """Append a dir's plain logs whole, from their columns (``keys`` may be ``names``)."""
+        self.start_dir(directory)
+        self.keys += keys
+        self.names += names
+        self.sizes += sizes
+        self.times += times
+        self._where = None
+
     def add(self, log: LogFile) -> None:
         """Append any log (of the current dir, or a dir of its own)."""
         if not self._dirs or self._dirs[-1] != log.directory:

@@ -42,16 +42,18 @@ class Base:
 
     def site_bytes(self, root: Path) -> int:
         """Return the bytes of the site at ``root``: its published jobs' and site-wide files."""
+        return self.jobs_bytes() + self.site_files_bytes(root)
+
+    def jobs_bytes(self) -> int:
+        """Return the bytes of the published jobs' files."""
         (jobs,) = self.db.execute(
             "SELECT coalesce(sum(bytes), 0) FROM log WHERE published"
         ).fetchone()
-        site = 0
-        for path in self.site_files():
-            try:
-                site += os.stat(f"{root}/{path}").st_size
-            except OSError:  # listed but gone: a site being updated; count what is there
-                continue
-        return int(jobs) + site
+        return int(jobs)
+
+    def site_files_bytes(self, root: Path) -> int:
+        """Return the bytes of the site-wide files at ``root``."""
+        return sum(file_size(root, path) for path in self.site_files())
 
     def site_files(self) -> set[str]:
         """Return the site-wide files (not job directories) the site holds."""
@@ -61,3 +63,11 @@ class Base:
         """Return one meta row's value (None when it is not recorded)."""
         row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return None if row is None else str(row[0])
+
+
+def file_size(root: Path, path: str) -> int:
+    """Return the size of a file of the site (0: not there)."""
+    try:
+        return os.stat(f"{root}/{path}").st_size
+    except OSError:  # listed but gone: a site being updated; count what is there
+        return 0

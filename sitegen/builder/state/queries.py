@@ -83,9 +83,26 @@ class ReduceQueries(Base):
         )
         return rows.fetchall()
 
-    def published_id_keys(self) -> Iterator[tuple[str, str]]:
-        """Yield ``(job_id, key)`` of every published job."""
-        yield from self.db.execute("SELECT job_id, key FROM log WHERE published")
+    def published_ids_text(self) -> str:
+        """Return the ids of every published job, one a line (safe ids hold no line break)."""
+        # One string from the covering index: a row apiece read every log's row, 0.5 s at
+        # 100,000 jobs for a build that changed one.
+        (text,) = self.db.execute(
+            "SELECT group_concat(job_id, char(10)) FROM log INDEXED BY log_job WHERE published"
+        ).fetchone()
+        return text or ""
+
+    def published_id_keys(self, job_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """Return ``(job_id, key)`` of the published jobs of ``job_ids``."""
+        return [
+            row
+            for chunk in chunks(sorted(job_ids))
+            for row in self.db.execute(
+                "SELECT job_id, key FROM log INDEXED BY log_job "
+                f"WHERE published AND job_id IN ({marks(chunk)})",
+                chunk,
+            )
+        ]
 
     def published_names(self) -> list[str]:
         """Return the names of the published jobs (the empty name aside), sorted."""

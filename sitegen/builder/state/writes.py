@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from sitegen.builder.state.base import Base
+from sitegen.builder.state.base import Base, file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS, encode, encode_json
 
@@ -61,6 +61,10 @@ def _log_row(put: Put) -> tuple[object, ...]:
     )
 
 
+# The sizes of the site-wide files, as record_site_bytes keeps them.
+decode_sizes = msgspec.json.Decoder(dict[str, int]).decode
+
+
 class Writes(Base):
     """The build's writes, all in its one transaction."""
 
@@ -81,13 +85,26 @@ class Writes(Base):
         )
         self.commit()
 
-    def record_site_bytes(self, root: Path) -> int:
+    def record_site_bytes(self, root: Path, written: Iterable[str] | None = None) -> int:
         """Measure the site's bytes and record them with its selection (set_chosen clears it).
 
-        Called in the build's transaction: a write of its own costs a commit (fsyncs).
+        ``written``: the site-wide files this build wrote: only those (and any the state has
+        no size of) are measured again, the others' sizes are as recorded (a stat of each of
+        6,500 cost 0.09 s at 100,000 jobs). Sizes are kept per file, not as a total moved by
+        what changed: a build stopped half-way through its update leaves files a total would
+        miss, and the next build writes them again. Called in the build's transaction: a
+        write of its own costs a commit (fsyncs).
         """
-        size = self.site_bytes(root)
-        self._meta({"site_bytes": str(size)})
+        kept = self.meta_value("site_file_sizes")
+        paths = self.site_files()
+        if written is None or kept is None:
+            sizes = {path: file_size(root, path) for path in paths}
+        else:
+            had = decode_sizes(kept)
+            had.update((path, file_size(root, path)) for path in written)
+            sizes = {path: had[path] if path in had else file_size(root, path) for path in paths}
+        size = self.jobs_bytes() + sum(sizes.values())
+        self._meta({"site_bytes": str(size), "site_file_sizes": encode_json(sizes).decode()})
         return size
 
     def set_context(self, key: str, outcome: LogOutcome) -> None:
