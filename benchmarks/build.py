@@ -383,6 +383,18 @@ class Change:
         )
 
 
+def wait_published(
+    proc: subprocess.Popen[str], target: Path, job_id: str, since: float, step: float = 0.002
+) -> None:
+    """Wait until the watcher ``proc`` has published ``target``: at most 120 s from ``since``."""
+    while not target.exists():
+        if proc.poll() is not None:
+            raise SystemExit(f"the watcher ended: {proc.stderr.read() if proc.stderr else ''}")
+        if time.perf_counter() - since > 120:
+            raise SystemExit(f"{job_id} not published in 120 s")
+        time.sleep(step)
+
+
 def watch_latency(logs: Path, site: Path, count: int = 20) -> tuple[list[float], int, int]:
     """Run ``sitegen build --watch`` on a built site; time ``count`` logs renamed into place.
 
@@ -415,14 +427,7 @@ def watch_latency(logs: Path, site: Path, count: int = 20) -> tuple[list[float],
             began = time.perf_counter()
             os.rename(running, logs / final.name)
             added.append(logs / final.name)
-            while not target.exists():
-                if proc.poll() is not None:
-                    raise SystemExit(
-                        f"the watcher ended: {proc.stderr.read() if proc.stderr else ''}"
-                    )
-                if time.perf_counter() - began > 120:
-                    raise SystemExit(f"{job_id} not published in 120 s")
-                time.sleep(0.002)
+            wait_published(proc, target, job_id, began)
             latencies.append(time.perf_counter() - began)
             if n == 0:
                 rss_first = _tree_rss(proc.pid)

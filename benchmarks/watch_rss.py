@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build import _tree_rss, settle
+from build import _tree_rss, settle, wait_published
 
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 
@@ -54,15 +54,7 @@ def main() -> None:
             staging.rmdir()
             added.append(logs / final.name)
             target = site / "api" / "job" / job_id / "index.json"
-            waited = time.perf_counter()
-            while not target.exists():
-                if proc.poll() is not None:
-                    raise SystemExit(
-                        f"the watcher ended: {proc.stderr.read() if proc.stderr else ''}"
-                    )
-                if time.perf_counter() - waited > 120:
-                    raise SystemExit(f"{job_id} not published in 120 s")
-                time.sleep(0.005)
+            wait_published(proc, target, job_id, time.perf_counter(), step=0.005)
             if n == 0 or (n + 1) % 100 == 0:
                 samples.append((n + 1, _tree_rss(proc.pid)))
                 print(f"after {n + 1} publishes: RSS {samples[-1][1] / 2**20:.1f} MB", flush=True)
