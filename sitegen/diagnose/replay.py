@@ -68,7 +68,7 @@ def inferred_slots(runs: Sequence[TaskRun]) -> dict[str, int]:
     slots = {}
     for name, points in events.items():
         points.sort()
-        slots[name] = max(0, *accumulate(step for _, step in points)) or 1
+        slots[name] = max(accumulate((step for _, step in points), initial=0)) or 1
     return slots
 
 
@@ -87,9 +87,8 @@ class _Timeline:
         running = self.busy = list(accumulate(step for _, step in points))
         spans = list(zip(times, times[1:], running, strict=False))
         # Time before times[k] (from times[0]) with a slot free.
-        self.free = list(accumulate((b - a if n < slots else 0 for a, b, n in spans), initial=0))
-        if not times:
-            self.free = []
+        free = accumulate((b - a if n < slots else 0 for a, b, n in spans), initial=0)
+        self.free = list(free) if times else []
         # Stretches of at least gap_min with nothing running.
         gaps = [(a, b) for a, b, n in spans if n == 0 and b - a >= gap_min]
         if times and times[0] >= gap_min:  # nothing ran from the job's start

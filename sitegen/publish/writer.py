@@ -159,12 +159,13 @@ class SiteWriter:
         Under a fresh root the copy is a hard link (no second file to create and fill);
         where links are refused (some network file systems), and elsewhere, a file.
         """
-        if self.fresh and self._relative(source) in self._written:
+        source_key = self._relative(source)
+        if self.fresh and source_key in self._written:
             path = self._claim(rel)
             try:
-                os.link(f"{self._root_text}/{self._relative(source)}", path)
+                os.link(f"{self._root_text}/{source_key}", path)
             except OSError:
-                self._written.discard(self._relative(rel))
+                self._written.discard(self._relative(rel))  # claimed again by write()
             else:
                 self.bytes_written += len(data)
                 return

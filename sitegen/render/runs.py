@@ -33,11 +33,15 @@ class StageChange:
     now: StageFigures | None
     before: StageFigures | None
 
-    def delta(self, field: str) -> str:
-        """Return the change of one figure (``duration_ms``, ``tasks``, ``input_rows``…)."""
+    def figures(self, field: str) -> tuple[int | None, int | None]:
+        """Return one figure (``duration_ms``, ``tasks``, ``input_rows``…) now and before."""
         now = getattr(self.now, field) if self.now else None
         before = getattr(self.before, field) if self.before else None
-        return change(now, before)
+        return now, before
+
+    def delta(self, field: str) -> str:
+        """Return the change of one figure (for templates that print the rows themselves)."""
+        return change(*self.figures(field))
 
 
 def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list[StageChange]:
@@ -66,11 +70,9 @@ def comparison_rows(rows: Sequence[StageChange]) -> Markup:
     """
     out = []
     for row in rows:
-        now, before = row.now, row.before
         cells = [f'<tr><th scope="row">{esc(row.stage_id)}</th>']
         for field, cell in COMPARED:
-            a = getattr(now, field) if now else None
-            b = getattr(before, field) if before else None
+            a, b = row.figures(field)
             cells.append(f'{cell(a)}{cell(b)}<td class="num">{esc(change(a, b))}</td>')
         cells.append("</tr>\n")
         out.append("".join(cells))

@@ -118,20 +118,8 @@ class Writes(Base):
         blob = encode(msgspec.structs.replace(outcome, summary=None))
         self.db.execute("UPDATE blob SET outcome = ? WHERE key = ?", (blob, key))
 
-    def put(
-        self,
-        key: str,
-        size: int,
-        mtime_ns: int,
-        outcome: LogOutcome,
-        published: bool,
-        known: bool = True,
-    ) -> None:
-        """Record one log as built now (replacing what was known of it, if ``known``)."""
-        self.put_many([Put(key, size, mtime_ns, outcome, published, known)])
-
     def put_many(self, puts: Sequence[Put]) -> None:
-        """Record logs as built now: ``put`` for many, a statement per table for all of them."""
+        """Record logs as built now (replacing what was known of those ``known``)."""
         # One executemany per table for a chunk of logs: a full build recorded each log with
         # five statements of its own, the largest share of the main process's work.
         self.forget([p.key for p in puts if p.known])
