@@ -15,27 +15,27 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def run_script(name: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``benchmarks/<name>`` with ``args``; its output as text."""
+    command = [sys.executable, str(ROOT / "benchmarks" / name), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
 def test_benchmark_smoke_run(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks/build.py"),
-            "--jobs",
-            "6",
-            "--tasks",
-            "5",
-            "--small-jobs",
-            "20",
-            "--table-rows",
-            "2000",
-            "--scale-jobs",
-            "60,120",
-            "--work-dir",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_script(
+        "build.py",
+        "--jobs",
+        "6",
+        "--tasks",
+        "5",
+        "--small-jobs",
+        "20",
+        "--table-rows",
+        "2000",
+        "--scale-jobs",
+        "60,120",
+        "--work-dir",
+        str(tmp_path),
     )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
@@ -102,12 +102,7 @@ def test_benchmark_smoke_run(tmp_path: Path) -> None:
 
 def test_findings_benchmark_smoke_run() -> None:
     """A few seconds of benchmarks/findings.py (the full run judges the targets)."""
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks/findings.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_script("findings.py", "--smoke", timeout=120)
     assert run.returncode == 0, run.stderr
     assert re.search(r"^healthy jobs: 40; with a warning or worse [0-9.]+%", run.stdout, re.M)
     assert re.search(r"^planted anomalies: 24; recall of those costing", run.stdout, re.M)
@@ -118,24 +113,18 @@ def test_findings_benchmark_smoke_run() -> None:
 
 def test_cpu_benchmark_smoke_run(tmp_path: Path) -> None:
     """A tiny run of benchmarks/cpu.py: its three figures, and a split that adds up."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks/cpu.py"),
-            "--runs",
-            "1",
-            "--jobs",
-            "3",
-            "--small-jobs",
-            "12",
-            "--split-jobs",
-            "6",
-            "--work-dir",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_script(
+        "cpu.py",
+        "--runs",
+        "1",
+        "--jobs",
+        "3",
+        "--small-jobs",
+        "12",
+        "--split-jobs",
+        "6",
+        "--work-dir",
+        str(tmp_path),
     )
     assert run.returncode == 0, run.stderr
     assert re.search(r"^A 3 jobs x 800 tasks, median of 1: naive [0-9.]+ s", run.stdout, re.M)
