@@ -672,3 +672,40 @@ def test_failures_follow_failure_rows_that_come_go_or_flip(tmp_path: Path) -> No
         build(BuildOptions(logs, site))
         assert ('"bad"' in (site / "failures.json").read_text()) is listed, step.__name__
         assert_same_as_clean(logs, site, tmp_path, step.__name__)
+
+
+@pytest.mark.slow  # 171 jobs, built four times and cleanly three times
+def test_recut_spans_of_a_crowded_day_equal_a_clean_build(tmp_path: Path) -> None:
+    # 110 jobs 5 s apart (spans split to the minute), and 61 in one millisecond (numbered
+    # pages): each change recuts only its span, and the site must be the clean build's.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    crowded = BASE_TIME_MS + 3_600_000
+    for n in range(110):
+        small_job(logs, n, BASE_TIME_MS + n * 5_000)
+    for n in range(110, 171):
+        small_job(logs, n, crowded)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    assert (site / "list" / "2026-01-01T010000-1s.2.html").exists()
+
+    def add_to_a_full_page() -> None:  # 00:05-00:10 held 50 jobs: now split by minute
+        assert (site / "list" / "2026-01-01T0005-5m.html").exists()
+        small_job(logs, 500, BASE_TIME_MS + 400_001)
+
+    def remove_to_merge_a_span() -> None:
+        for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12):
+            (logs / f"job{n:03d}.eventlog").unlink()
+
+    def add_in_the_crowded_millisecond() -> None:
+        small_job(logs, 501, crowded)
+        (logs / "job120.eventlog").unlink()
+
+    for step in (add_to_a_full_page, remove_to_merge_a_span, add_in_the_crowded_millisecond):
+        step()
+        before = snapshot(site)
+        build(BuildOptions(logs, site))
+        clean = tmp_path / f"clean-{step.__name__}"
+        build(BuildOptions(logs, clean))
+        assert tree(site) == tree(clean), step.__name__
+        assert rewritten(before, site), step.__name__  # the listing did change

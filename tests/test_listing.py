@@ -17,9 +17,13 @@ from sitegen.render.listing import (
     PAGE_CAPACITY,
     Listed,
     archive_pages,
+    cut_span,
     find_index,
     find_spans,
     job_rows,
+    recut_span,
+    replace_span,
+    span_records,
 )
 from sitegen.render.pages import PageRenderer
 
@@ -193,6 +197,48 @@ def test_archive_pages_are_named_by_their_span() -> None:
     ]
     far = _listed([10**20] * (PAGE_CAPACITY + 1))  # no calendar holds it: still a safe name
     assert [p.name for p in archive_pages(far)] == [f"t1s-{10**20}", f"t1s-{10**20}.2"]
+
+
+# Start times within one UTC day, crowded in places so that spans split down to the second.
+in_a_day = (
+    st.integers(0, DAY_MS - 1)
+    | st.integers(3_600_000, 3_600_000 + 3_000)
+    | st.sampled_from([0, 5_000, 5_001, 43_200_000, DAY_MS - 1])
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(in_a_day, max_size=60),
+    st.lists(st.tuples(st.booleans(), in_a_day), max_size=6),
+    st.sampled_from([1, 2, 3, 5, PAGE_CAPACITY]),
+)
+@example([5_000] * 7, [(False, 0), (True, 5_000)], 3)  # numbered pages of one second
+def test_recutting_the_changed_spans_equals_cutting_the_day_again(
+    times: list[int], changes: list[tuple[bool, int]], capacity: int
+) -> None:
+    jobs = _listed(times)
+    records = span_records(cut_span(jobs, 0, capacity), {})
+    moments = []
+    for n, (add, value) in enumerate(changes):
+        if add:
+            jobs.append((f"new{n}", value, "sig"))
+            moments.append(value)
+        elif jobs:
+            moments.append(jobs.pop(value % len(jobs))[1])
+    jobs = newest_first_listed(jobs)
+
+    def within(begin: int, end: int) -> list[Listed]:
+        return [j for j in jobs if begin <= j[1] < end]
+
+    def count(begin: int, end: int) -> int:
+        return len(within(begin, end))
+
+    for moment in sorted(moments):
+        level, begin, end = recut_span(records, moment, capacity, count)
+        fresh = span_records(cut_span(within(begin, end), level, capacity), {})
+        records = replace_span(records, begin, end, fresh)
+    assert records == span_records(cut_span(jobs, 0, capacity), {})
 
 
 def test_find_index_parts_are_spans_of_at_most_their_capacity() -> None:

@@ -21,7 +21,6 @@ from sitegen.builder.plan import LeanerSite, Run, figures, make_report, select
 from sitegen.builder.reduce import reduce
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.records import Chosen, LogOutcome
-from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.builder.state.writes import Put
 from sitegen.layout import MANIFEST_NAME
@@ -159,7 +158,7 @@ class Rebuild:
         return {run.logs.keys[n] for n in self.fresh} | self.chosen.flips.keys() | set(run.gone)
 
     def touched(self, changed: set[str]) -> tuple[list[str] | set[str], set[int]]:
-        """Return the job names and the UTC days whose published jobs may have changed.
+        """Return the job names and the start times of the jobs whose listing may change.
 
         Those of the jobs it mapped, and (as the state knew them) of the logs it mapped,
         removed, published or left out anew (``changed``, by key). A full build: every name.
@@ -170,21 +169,21 @@ class Rebuild:
         known = [k for key in changed if (k := self.run.known.get(key)) is not None and k.job_id]
         names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
         names.discard("")
-        days = {p.start_time // DAY_MS for p in picks} | {k.start_time // DAY_MS for k in known}
-        return names, days
+        moments = {p.start_time for p in picks} | {k.start_time for k in known}
+        return names, moments
 
     def run_contexts(self, names: list[str] | set[str], late: set[int]) -> set[int]:
         """Recompute the trends of ``names``; splice or render again the pages they change.
 
         Pages this build wrote get the new run context spliced in, a chunk at a time; pages
         already published (and newly published ones, ``late``) are rendered again. Returns the
-        days whose listings the trends changed.
+        start times of the runs whose regression findings changed.
         """
         index = self.run.logs.position
         self.again.update(dict.fromkeys(late))
-        days: set[int] = set()
+        moments: set[int] = set()
         for update in trend_hooks.update_trends(self.state, names, self.pages, self.writer):
-            days |= update.days
+            moments |= update.moments
             for key, context_key, stale in update.runs:
                 n = index(key)
                 if n in late:
@@ -194,7 +193,7 @@ class Rebuild:
             if len(self.pending) >= CONTEXT_CHUNK:
                 self._splice()
         self._splice()
-        return days
+        return moments
 
     def _splice(self) -> None:
         """Splice the pending run contexts into the pages this build wrote."""
@@ -319,13 +318,13 @@ def rebuild(run: Run, pages: PageRenderer, progress: Progress | None) -> BuildRe
         steps.map_changed(progress)
         chose, late = steps.select()
         changed = steps.changed()
-        names, days = steps.touched(changed)
-        days |= steps.run_contexts(names, late)
+        names, moments = steps.touched(changed)
+        moments |= steps.run_contexts(names, late)
         steps.render_again()
         before = PublishedBefore(steps, changed)
         report = make_report(run, state, chose, rebuilt=len(steps.fresh))
         site_files = reduce(
-            state, steps.writer, pages, report.running, report.problems, run.stamp, days
+            state, steps.writer, pages, report.running, report.problems, run.stamp, moments
         )
         steps.publish(report, site_files, before)
     except BaseException:

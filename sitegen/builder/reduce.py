@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.builder.trend_hooks import regressed, stored_records
 from sitegen.diagnose import failures, insights
@@ -19,15 +20,23 @@ from sitegen.publish import hosting
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, trend_pages, urls
 from sitegen.render.listing import (
+    FIND_PART_CAPACITY,
     PAGE_CAPACITY,
+    DayListing,
     Listed,
     ListPage,
+    SpanRecord,
+    cut_span,
     day_listing,
     decode_day,
     encode_day,
     find_index,
     find_parts,
+    recut_span,
+    replace_span,
     signature,
+    span_end,
+    span_records,
 )
 from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
 
@@ -39,24 +48,26 @@ def reduce(
     running: list[RunningJob],
     problems: list[Problem],
     stamp: float,
-    days: set[int],
+    moments: set[int],
 ) -> set[str]:
     """Write the site-wide files that changed; return every site-wide file the site holds.
 
-    ``days`` holds the UTC days (``start_time // DAY_MS``) whose jobs or their regressions
-    changed. The pages of the names whose runs changed are written already (trend_hooks).
+    ``moments`` holds the start times of the jobs that came, went or changed, or whose
+    regressions did. The pages of the names whose runs changed are written already
+    (trend_hooks).
     """
     records = stored_records(state)
     extra = regressed(records)
     # What each listing and trend page was made of last time (read once), and now.
     before = state.list_pages()
     signatures: dict[str, str] = {}
-    held, older = _listing(state, writer, pages, extra, days, before, signatures)
     by_status, tasks, failed = state.totals()
+    published = sum(by_status.values())
+    held, older = _listing(state, writer, pages, extra, published, moments, before, signatures)
     newest = list(state.newest(PAGE_CAPACITY))
     pages.front_page(writer, newest, by_status, len(running), len(problems), older, extra)
-    # With an archive, every published job is in one day's record: the array is theirs.
-    jobs = state.jobs_json_by_day() if older is not None else state.jobs_json()
+    # With an archive, every published job is in one find part: the array is theirs.
+    jobs = state.jobs_json_by_part() if older is not None else state.jobs_json()
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write_chunks(rel, chunks)
     pages.executors_page(writer, _executors(state))
@@ -127,49 +138,102 @@ def _trends(
     return files
 
 
+# A day with more changed jobs than this is cut again whole: each recut costs a few queries.
+RECUT_LIMIT = 20
+
+
 class _Days:
-    """The jobs list by UTC day: what the state keeps of each, and the days computed now."""
+    """The jobs list by UTC day: what the state keeps of each, and the pages cut now."""
 
     def __init__(self, state: State, extra: Mapping[str, Finding]) -> None:
         self.state = state
         self.extra = extra
         self.stored = {day: decode_day(data) for day, data in state.list_days().items()}
-        self.computed: dict[int, tuple[list[ListPage], list[ListPage]]] = {}
+        # The spans cut again in this build, with their jobs, by capacity and name (a page
+        # and a part may share a name).
+        self.cut: dict[tuple[int, str], ListPage] = {}
 
-    def refresh(self, day: int) -> None:
-        """Compute a day's pages and parts from its jobs and record them (or that it has none)."""
-        jobs = self.state.listed_day(day)
-        if not jobs:
+    def refresh(self, day: int, moments: list[int] | None = None) -> None:
+        """Cut a day's pages and parts again and record them (or that it has none).
+
+        ``moments``: the start times of its jobs that changed; only the spans holding them
+        are cut again (None: the whole day).
+        """
+        before = self.stored.get(day)
+        if before is None or moments is None or len(moments) > RECUT_LIMIT:
+            record = self._whole(day)
+        else:
+            record = DayListing(list(before.pages), list(before.parts))
+            for moment in sorted(moments):
+                record.pages = self._recut(record.pages, moment, PAGE_CAPACITY, self.extra)
+                record.parts = self._recut(record.parts, moment, FIND_PART_CAPACITY, {})
+        if not record.pages:
             self.stored.pop(day, None)
             self.state.set_list_day(day, None)
-            return
-        record, pages, parts = day_listing(jobs, self.extra)
-        before = self.stored.get(day)
-        # Read again for a neighbour's sake, or for a regression that moved: record only what
-        # changed. The parts' digests cover every job of the day (id, start, log): the same,
-        # and its /api/jobs elements are too (0.1 s a day of 23,000 jobs to join again).
-        if before != record:
-            jobs_changed = before is None or before.parts != record.parts
-            self.state.set_list_day(day, encode_day(record), jobs_changed)
-        self.stored[day] = record
-        self.computed[day] = (pages, parts)
+        elif record != before:
+            self.stored[day] = record
+            self.state.set_list_day(day, encode_day(record))
 
-    def pages(self, day: int) -> list[ListPage]:
-        """Return a day's archive pages with their jobs (computed when first asked)."""
-        if day not in self.computed:
-            self.refresh(day)
-        return self.computed[day][0]
+    def _whole(self, day: int) -> DayListing:
+        """Cut a whole day from its jobs; record its parts' ``/api/jobs`` elements."""
+        begin = day * DAY_MS
+        jobs = self.state.listed_span(begin, begin + DAY_MS)
+        record, parts = day_listing(jobs, self.extra)
+        api = self.state.listed_api(begin, begin + DAY_MS)
+        self._record_parts(begin, begin + DAY_MS, parts, api)
+        # Not kept: a full build cuts every day before writing any, and holding every job's
+        # row until then was a large part of its memory. Each page changed reads its span.
+        return record
 
-    def parts(self, day: int) -> list[ListPage]:
-        """Return a day's find-index parts with their jobs."""
-        if day not in self.computed:
-            self.refresh(day)
-        return self.computed[day][1]
+    def _recut(
+        self,
+        records: list[SpanRecord],
+        moment: int,
+        capacity: int,
+        extra: Mapping[str, Finding],
+    ) -> list[SpanRecord]:
+        """Cut again the span of ``records`` a change at ``moment`` touched; return them all."""
+        level, begin, end = recut_span(records, moment, capacity, self.state.count_span)
+        fresh = cut_span(self.state.listed_span(begin, end), level, capacity)
+        if capacity == FIND_PART_CAPACITY:
+            self._record_parts(begin, end, fresh, self.state.listed_api(begin, end))
+        for page in fresh:
+            self.cut[capacity, page.name] = page
+        return replace_span(records, begin, end, span_records(fresh, extra))
+
+    def _record_parts(self, begin: int, end: int, parts: list[ListPage], api: list[bytes]) -> None:
+        """Record the ``/api/jobs`` elements of the parts of a span (``api``: its jobs')."""
+        rows, at = [], 0
+        for part in parts:
+            rows.append((part.name, part.begin, b",".join(api[at : at + len(part.jobs)])))
+            at += len(part.jobs)
+        self.state.set_list_parts(begin, end, rows)
+
+    def jobs_of(self, record: SpanRecord, capacity: int) -> ListPage:
+        """Return a page or part with its jobs: as cut now, or cut again from its span."""
+        cut = self.cut.get((capacity, record.name))
+        if cut is None:
+            jobs = self.state.listed_span(record.begin, span_end(record))
+            cut = next(p for p in cut_span(jobs, record.level, capacity) if p.name == record.name)
+        return cut
+
+    def page_of(self, job_id: str, start: int) -> str:
+        """Return the name of the archive page that lists a job."""
+        holding = [r for r in self.stored[start // DAY_MS].pages if r.begin <= start < span_end(r)]
+        if len(holding) == 1:
+            return holding[0].name
+        # Numbered pages of one second: the job's is the one that lists it.
+        return next(
+            r.name
+            for r in holding
+            if any(j[0] == job_id for j in self.jobs_of(r, PAGE_CAPACITY).jobs)
+        )
 
     def forget_all(self) -> None:
         """Drop every day (the site has one page of jobs: no archive)."""
         for day in list(self.stored):
             self.state.set_list_day(day, None)
+            self.state.set_list_parts(day * DAY_MS, (day + 1) * DAY_MS, [])
         self.stored.clear()
 
 
@@ -178,37 +242,37 @@ def _listing(
     writer: SiteWriter,
     pages: PageRenderer,
     extra: Mapping[str, Finding],
-    days: set[int],
+    published: int,
+    moments: set[int],
     before: Mapping[str, str],
     after: dict[str, str],
 ) -> tuple[set[str], str | None]:
     """Write the archive pages and find-index parts that changed; return all their files.
 
     Also return the archive page the front page's "older" link points at (None: no archive).
-    Only the ``days`` whose jobs changed are read from the state (and every day when the
-    site first needs an archive); ``before`` holds the digest of what each page was made of
-    last time, ``after`` receives what it is made of now.
+    Only the spans holding ``moments`` are cut again (every day when the site first needs
+    an archive); ``before`` holds the digest of what each page was made of last time,
+    ``after`` receives what it is made of now.
     """
     listing = _Days(state, extra)
-    if state.published_count() <= PAGE_CAPACITY:
+    if published <= PAGE_CAPACITY:
         listing.forget_all()  # one page holds every job
         return set(), None
     if before.get("archived") != "1":
-        days = set(state.published_days()) | listing.stored.keys()
+        for day in sorted(set(state.published_days()) | listing.stored.keys()):
+            listing.refresh(day)
+    else:
+        by_day: dict[int, list[int]] = {}
+        for moment in moments:
+            by_day.setdefault(moment // DAY_MS, []).append(moment)
+        for day, changed in sorted(by_day.items()):
+            listing.refresh(day, changed)
     after["archived"] = "1"
-    for day in sorted(days):
-        listing.refresh(day)
     order = sorted(listing.stored, reverse=True)
     flat = [page.name for day in order for page in listing.stored[day].pages]
     position = {name: n for n, name in enumerate(flat)}
     files: set[str] = set()
     names: list[str] = []
-    # The front page shows the newest PAGE_CAPACITY jobs; "older" is the page of the next one.
-    next_job = state.nth_newest(PAGE_CAPACITY)
-    assert next_job is not None
-    older_id, older_day = next_job
-    # A day at a time, its computed pages dropped when done: a full build computes every
-    # day, and holding them all (each job's row) was a large part of its memory.
     for day in order:
         stored = listing.stored[day]
         for page in stored.pages:
@@ -219,26 +283,25 @@ def _listing(
             after[key] = signature(page.name, page.label, newer, older, page.jobs, page.flagged)
             files.add(urls.list_page_file(page.name))
             if before.get(key) != after[key]:
-                shown = next(p for p in listing.pages(day) if p.name == page.name)
+                shown = listing.jobs_of(page, PAGE_CAPACITY)
                 jobs = _summaries(state, shown.jobs)
                 pages.archive_page(writer, shown, jobs, newer, older, extra)
-        for name, digest in stored.parts:
-            key = f"find:{name}"
-            after[key] = signature(name, digest)
-            files.add(urls.find_part_file(name))
-            names.append(name)
+        for part in stored.parts:
+            key = f"find:{part.name}"
+            after[key] = signature(part.name, part.jobs)
+            files.add(urls.find_part_file(part.name))
+            names.append(part.name)
             if before.get(key) != after[key]:
-                part = next(p for p in listing.parts(day) if p.name == name)
-                writer.write(urls.find_part(name), find_index(_summaries(state, part.jobs)))
-        if day != older_day:
-            listing.computed.pop(day, None)
+                cut = listing.jobs_of(part, FIND_PART_CAPACITY)
+                writer.write(urls.find_part(part.name), find_index(_summaries(state, cut.jobs)))
     after["parts"] = signature(names)
     files.add(str(urls.FIND_INDEX))
     if before.get("parts") != after["parts"]:
         writer.write(urls.FIND_INDEX, find_parts(names))
-    pages_of_day = listing.pages(older_day)
-    older_page = next(p.name for p in pages_of_day if any(j[0] == older_id for j in p.jobs))
-    return files, older_page
+    # The front page shows the newest PAGE_CAPACITY jobs; "older" is the page of the next one.
+    next_job = state.nth_newest(PAGE_CAPACITY)
+    assert next_job is not None
+    return files, listing.page_of(*next_job)
 
 
 def _summaries(state: State, jobs: list[Listed]) -> list[JobSummary]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.builder.parallel import pool_map
 from sitegen.builder.state.records import LogOutcome
-from sitegen.builder.state.schema import DAY_MS, decode_summary
+from sitegen.builder.state.schema import decode_summary
 from sitegen.builder.state.store import State
 from sitegen.diagnose import recurring
 from sitegen.diagnose.diagnosis import findings_json
@@ -47,8 +47,8 @@ class NameUpdate(NamedTuple):
     # Each published run: its log key, its context key (None: the name has one run), and
     # whether its page was rendered with another context than that key's.
     runs: list[tuple[str, ContextKey | None, bool]]
-    # The UTC days of the runs whose regression finding came, went or changed.
-    days: set[int]
+    # The start times of the runs whose regression finding came, went or changed.
+    moments: set[int]
 
 
 def update_trends(
@@ -74,7 +74,7 @@ def update_trends(
             key = keys.get(run.job_id)
             update.runs.append((log_key, key, rendered != (key.sha256 if key else "")))
             if old.get(run.job_id) != trend.regressions.get(run.job_id):
-                update.days.add(run.start_time // DAY_MS)
+                update.moments.add(run.start_time)
         state.set_name_trend(name, len(rows), encode_record(name_record(trend)))
         shown = [r.job_id for r in trend_pages.newest_runs(trend)]
         trend_pages.write_name_page(pages, writer, trend, state.summaries(shown))

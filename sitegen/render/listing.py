@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -65,6 +65,9 @@ class ListPage:
     name: str
     label: str
     jobs: list[Listed]
+    # Its span: SPANS[level], from ``begin`` (ms). Numbered pages of one second share it.
+    begin: int
+    level: int
 
 
 def _span_name(start_ms: int, level: int) -> tuple[str, str]:
@@ -100,13 +103,15 @@ def _split(jobs: list[Listed], level: int, capacity: int, out: list[ListPage]) -
         group = jobs[start:end]
         name, label = _span_name(group[0][1], level)
         if len(group) <= capacity:
-            out.append(ListPage(name, label, group))
+            out.append(ListPage(name, label, group, bucket * span, level))
         elif level + 1 < len(SPANS):
             _split(group, level + 1, capacity, out)
         else:
             for n in range(0, len(group), capacity):
                 suffix = f".{n // capacity + 1}" if n else ""
-                out.append(ListPage(name + suffix, label, group[n : n + capacity]))
+                out.append(
+                    ListPage(name + suffix, label, group[n : n + capacity], bucket * span, level)
+                )
         start = end
 
 
@@ -128,13 +133,16 @@ def find_spans(jobs: list[Listed]) -> list[ListPage]:
     return parts
 
 
-class PageRecord(msgspec.Struct, array_like=True, gc=False):
-    """What the state keeps of one archive page: its name and title, digests of its content."""
+class SpanRecord(msgspec.Struct, array_like=True, gc=False):
+    """What the state keeps of an archive page or a find-index part: name, span, digests."""
 
     name: str
     label: str
+    begin: int
+    level: int
     # Of its jobs (ids, start times, what each row is made from), and of the reduce step's
-    # findings about them (regressions): with its neighbours' names, all a page depends on.
+    # findings about them (regressions; none for a part): with its neighbours' names, all a
+    # page depends on.
     jobs: str
     flagged: str
 
@@ -142,37 +150,79 @@ class PageRecord(msgspec.Struct, array_like=True, gc=False):
 class DayListing(msgspec.Struct, array_like=True, gc=False):
     """One UTC day of the jobs list: its archive pages and find-index parts, newest first."""
 
-    pages: list[PageRecord]
-    # Each part's name and the digest of its jobs.
-    parts: list[tuple[str, str]]
+    pages: list[SpanRecord]
+    parts: list[SpanRecord]
 
 
 encode_day = msgspec.msgpack.Encoder().encode
 decode_day = msgspec.msgpack.Decoder(DayListing).decode
 
 
+def span_records(pages: Sequence[ListPage], extra: Mapping[str, Finding]) -> list[SpanRecord]:
+    """Return what the state keeps of ``pages`` (``extra``: regressions by job id)."""
+    return [
+        SpanRecord(
+            p.name,
+            p.label,
+            p.begin,
+            p.level,
+            signature(p.jobs),
+            signature([extra[j[0]] for j in p.jobs if j[0] in extra]) if extra else "",
+        )
+        for p in pages
+    ]
+
+
 def day_listing(
     jobs: list[Listed], extra: Mapping[str, Finding]
-) -> tuple[DayListing, list[ListPage], list[ListPage]]:
-    """Return one day's listing record, its archive pages and find parts (jobs newest first)."""
+) -> tuple[DayListing, list[ListPage]]:
+    """Return one day's listing record and its find parts (``jobs``: newest first)."""
     # A day's pages are the spans of the jobs started in it, split as archive_pages splits:
     # the whole list's pages are the days' pages, newest day first.
     pages: list[ListPage] = []
     _split(jobs, 0, PAGE_CAPACITY, pages)
     parts = find_spans(jobs)
-    record = DayListing(
-        [
-            PageRecord(
-                p.name,
-                p.label,
-                signature(p.jobs),
-                signature([extra[j[0]] for j in p.jobs if j[0] in extra]),
-            )
-            for p in pages
-        ],
-        [(p.name, signature(p.jobs)) for p in parts],
-    )
-    return record, pages, parts
+    return DayListing(span_records(pages, extra), span_records(parts, {})), parts
+
+
+def span_end(record: SpanRecord | ListPage) -> int:
+    """Return where a page's span ends (ms, exclusive)."""
+    return record.begin + SPANS[record.level][0]
+
+
+def recut_span(
+    records: Sequence[SpanRecord], moment: int, capacity: int, count: Callable[[int, int], int]
+) -> tuple[int, int, int]:
+    """Return the span ``(level, begin, end)`` whose pages a job started at ``moment`` recuts.
+
+    ``records``: the day's pages as cut before the change; ``count(begin, end)``: how many
+    jobs start in a span now. Walking from the day down, a span is cut the same as before
+    until the first one that was a page then (its records are replaced) or holds at most
+    ``capacity`` jobs now (it is one page): the pages of that span are cut again from its
+    jobs, and no other page of the day changes. ``tests/test_listing.py`` checks this
+    against cutting the whole day again.
+    """
+    for level, (span, _) in enumerate(SPANS):
+        begin = moment // span * span
+        was_page = any(r.level == level and r.begin == begin for r in records)
+        if was_page or level + 1 == len(SPANS) or count(begin, begin + span) <= capacity:
+            return level, begin, begin + span
+    raise AssertionError("unreachable: the finest span ends the walk")
+
+
+def cut_span(jobs: list[Listed], level: int, capacity: int) -> list[ListPage]:
+    """Return the pages of one span's ``jobs`` (newest first) at ``level``, as _split cuts."""
+    out: list[ListPage] = []
+    _split(jobs, level, capacity, out)
+    return out
+
+
+def replace_span(
+    records: list[SpanRecord], begin: int, end: int, fresh: list[SpanRecord]
+) -> list[SpanRecord]:
+    """Return ``records`` with those of the span ``[begin, end)`` replaced by ``fresh``."""
+    # Records are newest first, so the span's lie between the newer and the older ones.
+    return [r for r in records if r.begin >= end] + fresh + [r for r in records if r.begin < begin]
 
 
 def signature(*parts: object) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from sitegen.builder.state.base import Base
 from sitegen.builder.state.schema import (
+    DAY_MS,
     RUN_COLUMNS,
     chunks,
     decode_summary,
@@ -194,29 +195,47 @@ class ReduceQueries(Base):
         )
         return rows.fetchall()
 
-    def published_count(self) -> int:
-        """Return how many jobs are published."""
-        (count,) = self.db.execute("SELECT count(*) FROM log WHERE published").fetchone()
-        return int(count)
-
     def published_days(self) -> list[int]:
         """Return the days with published jobs, newest first."""
         rows = self.db.execute("SELECT DISTINCT day FROM log WHERE published ORDER BY day DESC")
         return [day for (day,) in rows]
 
-    def listed_day(self, day: int) -> list[tuple[str, int, str]]:
-        """Return ``(job_id, start_time, digest)`` of the day's published jobs, newest first."""
+    def listed_span(self, begin: int, end: int) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of the published jobs started in a span.
+
+        Newest first; the span lies within one UTC day (listing.SPANS).
+        """
         rows = self.db.execute(
-            "SELECT job_id, start_time, sha256 || key FROM log WHERE published AND day = ? "
+            "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_day "
+            "WHERE published AND day = ? AND start_time >= ? AND start_time < ? "
             "ORDER BY start_time DESC, job_id",
-            (day,),
+            (begin // DAY_MS, begin, end),
         )
         return rows.fetchall()
 
+    def listed_api(self, begin: int, end: int) -> list[bytes]:
+        """Return the ``/api/jobs`` elements of the jobs of a span, in listed_span's order."""
+        rows = self.db.execute(
+            "SELECT listed FROM log INDEXED BY log_day "
+            "WHERE published AND day = ? AND start_time >= ? AND start_time < ? "
+            "ORDER BY start_time DESC, job_id",
+            (begin // DAY_MS, begin, end),
+        )
+        return [blob for (blob,) in rows]
+
+    def count_span(self, begin: int, end: int) -> int:
+        """Return how many published jobs started in a span (within one UTC day)."""
+        (count,) = self.db.execute(
+            "SELECT count(*) FROM log INDEXED BY log_day "
+            "WHERE published AND day = ? AND start_time >= ? AND start_time < ?",
+            (begin // DAY_MS, begin, end),
+        ).fetchone()
+        return int(count)
+
     def nth_newest(self, offset: int) -> tuple[str, int] | None:
-        """Return the id and day of the published job ``offset`` places from the newest."""
+        """Return the id and start time of the published job ``offset`` places from the newest."""
         row = self.db.execute(
-            "SELECT job_id, day FROM log INDEXED BY log_newest WHERE published = 1 "
+            "SELECT job_id, start_time FROM log INDEXED BY log_newest WHERE published = 1 "
             "ORDER BY start_time DESC, job_id LIMIT 1 OFFSET ?",
             (offset,),
         ).fetchone()
@@ -226,9 +245,9 @@ class ReduceQueries(Base):
         """Return each listed day's stored pages and parts."""
         return dict(self.db.execute("SELECT day, data FROM list_day").fetchall())
 
-    def jobs_json_by_day(self) -> Iterator[bytes]:
-        """Yield ``/api/jobs`` from the days' stored elements (the site has an archive)."""
-        return json_array(self.db.execute("SELECT api FROM list_day ORDER BY day DESC"))
+    def jobs_json_by_part(self) -> Iterator[bytes]:
+        """Yield ``/api/jobs`` from the find parts' stored elements (the site has an archive)."""
+        return json_array(self.db.execute("SELECT api FROM list_part ORDER BY begin DESC, seq"))
 
     def list_pages(self) -> dict[str, str]:
         """Return each listing page's name and the signature of what it was rendered from."""

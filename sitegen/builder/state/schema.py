@@ -17,7 +17,7 @@ DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 DAY_MS = 86_400_000
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 8
+FORMAT = 9
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
@@ -157,8 +157,14 @@ CREATE INDEX flag_key ON flag(key);
 CREATE INDEX flag_executor ON flag(published, executor_id, start_time DESC, job_id DESC);
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
--- ``api``: the day's elements of ``/api/jobs``, newest first, joined: the array is the days'.
-CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL, api BLOB NOT NULL);
+CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
+-- Per find-index part: its jobs' elements of ``/api/jobs``, newest first, joined; the array
+-- is the parts', newest first (``seq``: the numbered parts of one second, in order). A new
+-- job joins its part's elements again, not its day's.
+CREATE TABLE list_part(
+    name TEXT PRIMARY KEY, begin INTEGER NOT NULL, seq INTEGER NOT NULL, api BLOB NOT NULL
+);
+CREATE INDEX list_part_order ON list_part(begin DESC, seq);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
 

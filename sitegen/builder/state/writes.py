@@ -194,23 +194,20 @@ class Writes(Base):
         self.db.executemany("DELETE FROM site_file WHERE path = ?", [(p,) for p in had - paths])
         self.db.executemany("INSERT INTO site_file VALUES (?)", [(p,) for p in paths - had])
 
-    def set_list_day(self, day: int, data: bytes | None, jobs_changed: bool = True) -> None:
-        """Record a day's pages and parts (None: the day lists no job now).
+    def set_list_day(self, day: int, data: bytes | None) -> None:
+        """Record a day's pages and parts (None: the day lists no job now)."""
+        if data is None:
+            self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO list_day VALUES (?, ?)", (day, data))
 
-        ``jobs_changed`` False: the same jobs as recorded, so its ``/api/jobs`` elements stay.
-        """
-        if data is not None and not jobs_changed:
-            self.db.execute("UPDATE list_day SET data = ? WHERE day = ?", (data, day))
-            return
-        self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
-        if data is not None:
-            rows = self.db.execute(
-                "SELECT listed FROM log WHERE published AND day = ? "
-                "ORDER BY start_time DESC, job_id",
-                (day,),
-            )
-            api = b",".join(blob for (blob,) in rows)
-            self.db.execute("INSERT INTO list_day VALUES (?, ?, ?)", (day, data, api))
+    def set_list_parts(self, begin: int, end: int, parts: Sequence[tuple[str, int, bytes]]) -> None:
+        """Replace the find parts of a span by ``parts``: name, span start, joined elements."""
+        self.db.execute("DELETE FROM list_part WHERE begin >= ? AND begin < ?", (begin, end))
+        self.db.executemany(
+            "INSERT INTO list_part VALUES (?, ?, ?, ?)",
+            [(name, start, seq, api) for seq, (name, start, api) in enumerate(parts)],
+        )
 
     def set_list_pages(self, pages: dict[str, str], before: Mapping[str, str]) -> None:
         """Record the listing pages and their signatures (``before``: as recorded till now)."""
