@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder import plan
+from sitegen.builder import pipeline, plan
 from sitegen.builder import trusted as trusted_module
 from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build
@@ -229,3 +230,51 @@ def test_a_trusting_build_stats_each_log_when_the_names_cannot_be_spliced(
     clean = tmp_path / "clean"
     build(BuildOptions(example_logs, clean))
     assert tree(site) == tree(clean)
+
+
+def _settle(path: Path) -> None:
+    """Set a dir's modification time a minute back, as if nothing had come for a while."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
+
+
+def test_a_log_dir_with_the_stamps_of_the_last_listing_is_not_listed_again(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    os.utime(example_logs)  # modified now (the fixture's copy keeps the examples' times)
+    full = build(BuildOptions(example_logs, site))
+    listed: list[object] = []
+
+    def counting(dirs: tuple[Path, ...]) -> list[list[str]]:
+        listed.append(dirs)
+        return discover.list_dirs(dirs)
+
+    monkeypatch.setattr(pipeline, "list_dirs", counting)
+    monkeypatch.setattr(plan, "list_dirs", counting)
+    # Modified just now: a file could still come within the dir clock's tick, unseen.
+    assert build(BuildOptions(example_logs, site)).up_to_date
+    assert build(BuildOptions(example_logs, site)).up_to_date
+    assert len(listed) == 2
+    _settle(example_logs)
+    same_report(build(BuildOptions(example_logs, site)), full)  # records the settled stamps
+    assert len(listed) == 3
+    quick = build(BuildOptions(example_logs, site))
+    assert quick.up_to_date and len(listed) == 3  # not listed
+    same_report(quick, full)
+    # --verify-logs lists and stats every log.
+    assert build(BuildOptions(example_logs, site, trust_finished_logs=False)).up_to_date
+    assert len(listed) == 4
+    # A log renamed into place changes the dir's time: listed, and published.
+    write(example_logs / "added.eventlog", job_lines("added", name="solo"))
+    report = build(BuildOptions(example_logs, site))
+    assert len(listed) == 5 and report.published == full.published + 1
+    # An unfinished log that grows changes no dir's time: it is stat-ed on every build.
+    _settle(example_logs)
+    build(BuildOptions(example_logs, site))
+    running = next(example_logs.glob("*.eventlog.running"))
+    with running.open("ab") as f:
+        f.write(b"\n")
+    calls = len(listed)
+    assert not build(BuildOptions(example_logs, site)).up_to_date
+    assert len(listed) == calls + 1  # the plan lists what it compares

@@ -19,11 +19,15 @@ if TYPE_CHECKING:
     from sitegen.builder.options import BuildOptions
 
 
-def before_build(options: BuildOptions, has_logs: bool) -> None:
-    """Sweep what killed builds left, then refuse a build that would replace a site by mistake."""
+def sweep(options: BuildOptions) -> None:
+    """Sweep what killed builds left in the output."""
     # Every build sweeps, also one with nothing to do: else a killed full build's staging
     # directory stays until some log changes.
     Publication(options.output).sweep()
+
+
+def refuse_mistakes(options: BuildOptions, has_logs: bool) -> None:
+    """Refuse a build that would replace a site by mistake."""
     if not has_logs:
         _refuse_empty(options)
     if _reads_examples(options):

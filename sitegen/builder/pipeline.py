@@ -148,15 +148,16 @@ def _start(
     sources = template_sources(options.templates_dir)
     run = Run(
         options,
-        list_dirs(options.log_dirs),
         build_timestamp(),
         NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
         identity.fingerprint(options, sources, RUN_OPTIONS),
         started,
         pool=pool,
+        stamped_ns=time.time_ns(),
+        dir_stamps=identity.dir_stamps(options.log_dirs),
     )
-    # Sweep what killed builds left (every build, a no-op too), refuse replacing by mistake.
-    guard.before_build(options, has_logs(run.listings))
+    # Sweep what killed builds left (every build, a no-op too).
+    guard.sweep(options)
     # The state lives until the build ends: the collector need not scan what is loaded.
     with gcpause.paused():
         if not options.clean:
@@ -167,8 +168,26 @@ def _start(
                 run.state = load(options.output, fingerprint)
                 if run.state is not None:
                     run.options, run.fingerprint = lean, fingerprint
+        if not _listed_as_before(run):
+            run.listings = list_dirs(options.log_dirs)
+            # Refuse replacing a site by mistake (an unmounted volume, a wrong path).
+            guard.refuse_mistakes(options, has_logs(run.listings))
         freeze()
     return run
+
+
+def _listed_as_before(run: Run) -> bool:
+    """Tell whether the log dirs are as the last build listed them (same stamps, trusted).
+
+    Then they need not be listed: a trusted no-op takes that listing's digest from the state.
+    """
+    if run.state is None or not run.options.trust_finished_logs or run.dir_stamps is None:
+        return False
+    stored = run.state.chosen()
+    if stored is None or stored.stamps != run.dir_stamps:
+        return False
+    run.listing = stored.listing
+    return True
 
 
 def _run(run: Run, progress: Progress | None, freeze: Callable[[], None]) -> BuildReport:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from sitegen.builder import selection
 from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
@@ -22,6 +24,7 @@ from sitegen.builder.state.identity import (
     identity_digest,
     listing_digest,
     log_digest,
+    settled,
 )
 from sitegen.builder.state.records import Chosen, Known
 from sitegen.builder.state.store import State
@@ -32,6 +35,7 @@ from sitegen.eventlog.discover import (
     discover_all,
     discover_keys,
     key_prefixes,
+    list_dirs,
 )
 from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.eventlog.notes import NoteIndex
@@ -91,6 +95,7 @@ def figures(chosen: Selection, run: Run) -> Chosen:
         chosen.size_dropped,
         run.identities,
         run.listing,
+        settled(run.dir_stamps, run.stamped_ns),
     )
 
 
@@ -104,8 +109,6 @@ class Run:
     """One build's inputs, and what it has found out so far."""
 
     options: BuildOptions
-    # Each log dir's names as listed (discover.list_dirs); the logs are made from them.
-    listings: list[list[str]]
     stamp: float
     notes: NoteIndex
     fingerprint: str
@@ -120,6 +123,17 @@ class Run:
     moved: list[tuple[str, int]] = field(default_factory=list)
     # Workers forked before the logs were listed (a build with no state), else None.
     pool: Executor | None = None
+    # The log dirs' stamps (identity.dir_stamps), taken before they are listed, and when.
+    dir_stamps: list[list[int]] | None = None
+    stamped_ns: int = 0
+
+    @functools.cached_property
+    def listings(self) -> list[list[str]]:
+        """Return each log dir's names as listed (discover.list_dirs), listed when first asked.
+
+        A trusted no-op whose dirs have the stamps of the last build's listing lists nothing.
+        """
+        return list_dirs(self.options.log_dirs)
 
     @functools.cached_property
     def logs(self) -> LogList:
@@ -190,6 +204,10 @@ def quick_no_op(run: Run) -> BuildReport | None:
         return None
     if noted_keys(state, run.notes) or run.stale:
         return None
+    stamps = settled(run.dir_stamps, run.stamped_ns)
+    if same_listing and stamps is not None and stamps != stored.stamps:
+        # The dirs have settled since that listing: the next build need not list them.
+        state.amend_chosen(msgspec.structs.replace(stored, stamps=stamps))
     return make_report(run, state, stored, rebuilt=0, up_to_date=True)
 
 

@@ -28,6 +28,35 @@ def identity_digest(logs: LogList) -> str:
     return h.hexdigest()
 
 
+# A dir modified this recently may change again within the same tick of its clock, unseen
+# by its modification time: its stamp is kept only once it is older than this.
+SETTLED_NS = 2_000_000_000
+
+
+def dir_stamps(log_dirs: Sequence[LogDir]) -> list[list[int]] | None:
+    """Return each local log dir's device, inode and modification time (None: one is not).
+
+    Taken before the dirs are listed: a change made meanwhile shows in the next build's.
+    """
+    stamps = []
+    for log_dir in log_dirs:
+        if isinstance(log_dir, RemoteDir):
+            return None  # an object store's listing is its only stamp
+        try:
+            st = os.stat(log_dir)
+        except OSError:
+            return None
+        stamps.append([st.st_dev, st.st_ino, st.st_mtime_ns])
+    return stamps
+
+
+def settled(stamps: list[list[int]] | None, now_ns: int) -> list[list[int]] | None:
+    """Return ``stamps`` if every dir was last modified SETTLED_NS before ``now_ns``."""
+    if stamps is None or any(now_ns - mtime_ns < SETTLED_NS for _, _, mtime_ns in stamps):
+        return None
+    return stamps
+
+
 def listing_digest(log_dirs: Sequence[LogDir], listings: Sequence[Sequence[str]]) -> str:
     """Return a digest of the log dirs' real paths and their names, as listed."""
     # The listing's own order: a directory that did not change lists alike (a reordered

@@ -62,6 +62,9 @@ class Chosen(msgspec.Struct, array_like=True, gc=False):
     # Digest of the log dirs' listings it was made from (listing_digest), for a build that
     # trusts finished logs: equal now, and no unfinished log changed, nothing changed.
     listing: str = ""
+    # Each log dir's (device, inode, modification time) when that listing was made, if they
+    # were settled then (identity.dir_stamps): the same now, the dirs need not be listed.
+    stamps: list[list[int]] | None = None
 
 
 class Identities(NamedTuple):

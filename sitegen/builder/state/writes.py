@@ -77,12 +77,10 @@ class Writes(Base):
         self._meta({"chosen": encode_json(chosen).decode()})
         self.db.execute("DELETE FROM meta WHERE name = 'site_bytes'")
 
-    def set_listing(self, chosen: Chosen, listing: str) -> None:
-        """Record the listing the last selection also holds for (its site is as built)."""
+    def amend_chosen(self, chosen: Chosen) -> None:
+        """Record more of what the last selection holds for (its site is as built)."""
         self.begin()
-        self._meta(
-            {"chosen": encode_json(msgspec.structs.replace(chosen, listing=listing)).decode()}
-        )
+        self._meta({"chosen": encode_json(chosen).decode()})
         self.commit()
 
     def record_site_bytes(self, root: Path, written: Iterable[str] | None = None) -> int:
