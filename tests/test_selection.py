@@ -214,17 +214,32 @@ def test_the_query_selects_as_the_rules_say(
         max_size=30,
     )
 )
-def test_executor_totals_follow_every_row_that_comes_goes_or_flips(
+def test_totals_kept_by_triggers_follow_every_row_that_comes_goes_or_flips(
     tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int, str, int, bool]]
 ) -> None:
+    # The executors page's, the front page's (jobs by status, tasks) and Insights' flagged
+    # executors: each against the sum over the rows as they end up.
     made = State.create(tmp_path_factory.mktemp("ex") / "state.sqlite", "test")
     try:
         for action, log, executor, tasks, published in steps:
             key = f"log{log}"
             if action == "put":
+                made.forget([key])  # as a build records a log again
+                made.db.execute(
+                    "INSERT INTO log (key, size, mtime_ns, sha256, note_sha256, context_sha256, "
+                    "published, classification, flagged, start_time, day, end_time, "
+                    "completed_at, status, failed, succeeded, findings, worst_rank, tasks, "
+                    "failed_tasks, roots, files, bytes, raw_bytes) VALUES "
+                    "(?, 0, 0, '', '', '', ?, 'completed', 0, 0, 0, 0, 0, ?, 0, 0, 0, -1, ?, ?, "
+                    "'', 0, 0, 0)",
+                    (key, int(published), executor.upper(), tasks, tasks // 4),
+                )
                 made.db.execute(
                     "INSERT INTO executor VALUES (?, ?, ?, 0, ?, ?, ?, ?)",
                     (key, executor, key, int(published), tasks, tasks // 3, tasks * 7),
+                )
+                made.db.execute(
+                    "INSERT INTO flag VALUES (?, ?, 0, ?, ?)", (key, key, executor, int(published))
                 )
             elif action == "forget":
                 made.forget([key])
@@ -235,5 +250,19 @@ def test_executor_totals_follow_every_row_that_comes_goes_or_flips(
             "WHERE published GROUP BY executor_id ORDER BY executor_id"
         ).fetchall()
         assert made.executors() == summed
+        by_status = made.db.execute(
+            "SELECT status, count(*) FROM log WHERE published GROUP BY status ORDER BY status"
+        ).fetchall()
+        tasks_failed = made.db.execute(
+            "SELECT coalesce(sum(tasks), 0), coalesce(sum(failed_tasks), 0) FROM log "
+            "WHERE published"
+        ).fetchone()
+        assert made.totals() == (dict(by_status), *tasks_failed)
+        flagged = made.db.execute(
+            "SELECT executor_id, count(*) FROM flag WHERE published GROUP BY executor_id "
+            "ORDER BY count(*) DESC, executor_id"
+        ).fetchall()
+        assert made.flagged_executors(1) == flagged
+        assert made.flagged_executors(2) == [f for f in flagged if f[1] >= 2]
     finally:
         made.close()

@@ -54,17 +54,11 @@ class ReduceQueries(Base):
 
     def totals(self) -> tuple[dict[str, int], int, int]:
         """Return published jobs by status, and their task attempts and failed ones."""
-        by_status = dict(
-            self.db.execute(
-                "SELECT status, count(*) FROM log INDEXED BY log_totals WHERE published "
-                "GROUP BY status"
-            ).fetchall()
-        )
-        tasks, failed = self.db.execute(
-            "SELECT coalesce(sum(tasks), 0), coalesce(sum(failed_tasks), 0) FROM log "
-            "WHERE published"
-        ).fetchone()
-        return by_status, tasks, failed
+        rows = self.db.execute(
+            "SELECT status, jobs, tasks, failed FROM status_total WHERE jobs > 0 ORDER BY status"
+        ).fetchall()
+        by_status = {status: jobs for status, jobs, _, _ in rows}
+        return by_status, sum(r[2] for r in rows), sum(r[3] for r in rows)
 
     def executors(self) -> list[tuple[str, int, int, int, int]]:
         """Return per executor ``(id, tasks, failed, busy_ms, jobs)`` over the published jobs."""
@@ -179,8 +173,8 @@ class ReduceQueries(Base):
     def flagged_executors(self, min_jobs: int) -> list[tuple[str, int]]:
         """Return executors that findings name in at least ``min_jobs`` published jobs."""
         rows = self.db.execute(
-            "SELECT executor_id, count(*) FROM flag WHERE published GROUP BY executor_id "
-            "HAVING count(*) >= ? ORDER BY count(*) DESC, executor_id",
+            "SELECT executor_id, jobs FROM flag_total WHERE jobs >= max(?, 1) "
+            "ORDER BY jobs DESC, executor_id",
             (min_jobs,),
         )
         return rows.fetchall()

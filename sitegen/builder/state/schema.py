@@ -17,7 +17,7 @@ DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 DAY_MS = 86_400_000
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 9
+FORMAT = 10
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
@@ -131,6 +131,34 @@ WHEN NEW.published <> OLD.published BEGIN
         jobs = jobs + iif(NEW.published, 1, -1)
     WHERE executor_id = NEW.executor_id;
 END;
+-- The published jobs by status, with their task attempts and failed ones (the front page's
+-- counts and /api/jobs' totals), kept by triggers as rows come, go and flip: counting them
+-- cost every build 0.03 s at 100,000 jobs.
+CREATE TABLE status_total(
+    status TEXT PRIMARY KEY,
+    jobs INTEGER NOT NULL,
+    tasks INTEGER NOT NULL,
+    failed INTEGER NOT NULL
+);
+CREATE TRIGGER status_in AFTER INSERT ON log WHEN NEW.published BEGIN
+    INSERT INTO status_total VALUES (NEW.status, 1, NEW.tasks, NEW.failed_tasks)
+    ON CONFLICT (status) DO UPDATE SET jobs = jobs + 1, tasks = tasks + excluded.tasks,
+        failed = failed + excluded.failed;
+END;
+CREATE TRIGGER status_out AFTER DELETE ON log WHEN OLD.published BEGIN
+    UPDATE status_total SET jobs = jobs - 1, tasks = tasks - OLD.tasks,
+        failed = failed - OLD.failed_tasks
+    WHERE status = OLD.status;
+END;
+CREATE TRIGGER status_flip AFTER UPDATE OF published ON log
+WHEN NEW.published <> OLD.published BEGIN
+    INSERT INTO status_total VALUES (NEW.status, 0, 0, 0) ON CONFLICT DO NOTHING;
+    UPDATE status_total SET
+        jobs = jobs + iif(NEW.published, 1, -1),
+        tasks = tasks + iif(NEW.published, NEW.tasks, -NEW.tasks),
+        failed = failed + iif(NEW.published, NEW.failed_tasks, -NEW.failed_tasks)
+    WHERE status = NEW.status;
+END;
 -- What the Failures page adds up: each job's failure and failed attempts' error patterns.
 CREATE TABLE failure(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -155,6 +183,21 @@ CREATE TABLE flag(
 );
 CREATE INDEX flag_key ON flag(key);
 CREATE INDEX flag_executor ON flag(published, executor_id, start_time DESC, job_id DESC);
+-- The executors findings name, by how many published jobs name them (Insights), likewise.
+CREATE TABLE flag_total(executor_id TEXT PRIMARY KEY, jobs INTEGER NOT NULL);
+CREATE TRIGGER flag_in AFTER INSERT ON flag WHEN NEW.published BEGIN
+    INSERT INTO flag_total VALUES (NEW.executor_id, 1)
+    ON CONFLICT (executor_id) DO UPDATE SET jobs = jobs + 1;
+END;
+CREATE TRIGGER flag_out AFTER DELETE ON flag WHEN OLD.published BEGIN
+    UPDATE flag_total SET jobs = jobs - 1 WHERE executor_id = OLD.executor_id;
+END;
+CREATE TRIGGER flag_flip AFTER UPDATE OF published ON flag
+WHEN NEW.published <> OLD.published BEGIN
+    INSERT INTO flag_total VALUES (NEW.executor_id, 0) ON CONFLICT DO NOTHING;
+    UPDATE flag_total SET jobs = jobs + iif(NEW.published, 1, -1)
+    WHERE executor_id = NEW.executor_id;
+END;
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
 CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
