@@ -321,3 +321,25 @@ def test_payload_ints_are_64_bit(value: object, expected: int | None) -> None:
     from sitegen.eventlog.payload import as_int
 
     assert as_int(value) == expected
+
+
+def test_start_times_at_the_ends_of_64_bits_list_in_spans_past_them(tmp_path: Path) -> None:
+    # The jobs list's spans of a job started in the last day a 64-bit time holds end past
+    # it (and those of the first day start before it): no query may be handed such a bound.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(55):  # more than a page: the archive is cut into spans
+        write(logs / f"j{n}.eventlog", job_lines(f"j{n}", start_ms=1_767_225_600_000 + n * 1000))
+    for name, start in (("late", 2**63 - 1 - 10_000), ("early", -(2**63) + 86_400_000)):
+        write(logs / f"{name}.eventlog", job_lines(name, start_ms=start))
+    site = tmp_path / "site"
+    first = build(BuildOptions(logs, site))
+    listed = [job["job_id"] for job in json.loads((site / "api/jobs").read_bytes())]
+    assert listed[0] == "late" and "j0" in listed
+    write(logs / "later.eventlog", job_lines("later", start_ms=2**63 - 1 - 5_000))
+    again = build(BuildOptions(logs, site))
+    assert again.published == first.published + 1
+    clean = tmp_path / "clean"
+    build(BuildOptions(logs, clean))
+    assert (site / "api/jobs").read_bytes() == (clean / "api/jobs").read_bytes()
+    assert (site / "index.html").read_bytes() == (clean / "index.html").read_bytes()

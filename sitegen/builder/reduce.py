@@ -205,7 +205,7 @@ class _Days:
         """Record the ``/api/jobs`` elements of the parts of a span (``api``: its jobs')."""
         rows, at = [], 0
         for part in parts:
-            rows.append((part.name, part.begin, b",".join(api[at : at + len(part.jobs)])))
+            rows.append((part.name, part.jobs[0][1], b",".join(api[at : at + len(part.jobs)])))
             at += len(part.jobs)
         self.state.set_list_parts(begin, end, rows)
 

@@ -138,13 +138,22 @@ class SpanRecord(msgspec.Struct, array_like=True, gc=False):
 
     name: str
     label: str
-    begin: int
+    # The start of its newest job, and its span's level: the span starts at ``begin``. (A
+    # span's start may lie past the 64 bits a start time fits in, which MessagePack and
+    # SQLite hold.)
+    newest: int
     level: int
     # Of its jobs (ids, start times, what each row is made from), and of the reduce step's
     # findings about them (regressions; none for a part): with its neighbours' names, all a
     # page depends on.
     jobs: str
     flagged: str
+
+    @property
+    def begin(self) -> int:
+        """Return where its span starts (ms)."""
+        span = SPANS[self.level][0]
+        return self.newest // span * span
 
 
 class DayListing(msgspec.Struct, array_like=True, gc=False):
@@ -164,7 +173,7 @@ def span_records(pages: Sequence[ListPage], extra: Mapping[str, Finding]) -> lis
         SpanRecord(
             p.name,
             p.label,
-            p.begin,
+            p.jobs[0][1],
             p.level,
             signature(p.jobs),
             signature([extra[j[0]] for j in p.jobs if j[0] in extra]) if extra else "",

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from sitegen.builder.state.base import Base
 from sitegen.builder.state.schema import (
-    DAY_MS,
     RUN_COLUMNS,
     chunks,
     decode_summary,
     json_array,
     marks,
+    within,
 )
 from sitegen.model import JobSummary
 
@@ -201,9 +201,9 @@ class ReduceQueries(Base):
         """
         rows = self.db.execute(
             "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_day "
-            "WHERE published AND day = ? AND start_time >= ? AND start_time < ? "
+            "WHERE published AND day = ? AND start_time BETWEEN ? AND ? "
             "ORDER BY start_time DESC, job_id",
-            (begin // DAY_MS, begin, end),
+            within(begin, end),
         )
         return rows.fetchall()
 
@@ -211,9 +211,9 @@ class ReduceQueries(Base):
         """Return the ``/api/jobs`` elements of the jobs of a span, in listed_span's order."""
         rows = self.db.execute(
             "SELECT listed FROM log INDEXED BY log_day "
-            "WHERE published AND day = ? AND start_time >= ? AND start_time < ? "
+            "WHERE published AND day = ? AND start_time BETWEEN ? AND ? "
             "ORDER BY start_time DESC, job_id",
-            (begin // DAY_MS, begin, end),
+            within(begin, end),
         )
         return [blob for (blob,) in rows]
 
@@ -221,8 +221,8 @@ class ReduceQueries(Base):
         """Return how many published jobs started in a span (within one UTC day)."""
         (count,) = self.db.execute(
             "SELECT count(*) FROM log INDEXED BY log_day "
-            "WHERE published AND day = ? AND start_time >= ? AND start_time < ?",
-            (begin // DAY_MS, begin, end),
+            "WHERE published AND day = ? AND start_time BETWEEN ? AND ?",
+            within(begin, end),
         ).fetchone()
         return int(count)
 
@@ -241,7 +241,7 @@ class ReduceQueries(Base):
 
     def jobs_json_by_part(self) -> Iterator[bytes]:
         """Yield ``/api/jobs`` from the find parts' stored elements (the site has an archive)."""
-        return json_array(self.db.execute("SELECT api FROM list_part ORDER BY begin DESC, seq"))
+        return json_array(self.db.execute("SELECT api FROM list_part ORDER BY newest DESC, seq"))
 
     def list_pages(self) -> dict[str, str]:
         """Return each listing page's name and the signature of what it was rendered from."""

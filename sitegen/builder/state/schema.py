@@ -15,9 +15,17 @@ DAMAGE = (sqlite3.DatabaseError, msgspec.DecodeError)
 
 # The jobs list's widest span (sitegen.render.listing.SPANS): a UTC day.
 DAY_MS = 86_400_000
+# What an INTEGER holds: a span of the jobs list may reach past it, a start time may not.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def within(begin: int, end: int) -> tuple[int, int, int]:
+    """Return a span ``[begin, end)`` as SQL takes it: its day, first and last millisecond."""
+    return begin // DAY_MS, max(begin, INT64_MIN), min(end - 1, INT64_MAX)
+
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 10
+FORMAT = 11
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
@@ -202,12 +210,12 @@ CREATE TABLE site_file(path TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
 CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
 -- Per find-index part: its jobs' elements of ``/api/jobs``, newest first, joined; the array
--- is the parts', newest first (``seq``: the numbered parts of one second, in order). A new
--- job joins its part's elements again, not its day's.
+-- is the parts', by their newest job's start (``seq``: the numbered parts of one second, in
+-- order). A new job joins its part's elements again, not its day's.
 CREATE TABLE list_part(
-    name TEXT PRIMARY KEY, begin INTEGER NOT NULL, seq INTEGER NOT NULL, api BLOB NOT NULL
+    name TEXT PRIMARY KEY, newest INTEGER NOT NULL, seq INTEGER NOT NULL, api BLOB NOT NULL
 );
-CREATE INDEX list_part_order ON list_part(begin DESC, seq);
+CREATE INDEX list_part_order ON list_part(newest DESC, seq);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 """
 

@@ -10,7 +10,7 @@ import msgspec
 
 from sitegen.builder.state.base import Base, file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
-from sitegen.builder.state.schema import DAY_MS, encode, encode_json
+from sitegen.builder.state.schema import DAY_MS, encode, encode_json, within
 
 
 class Put(NamedTuple):
@@ -200,8 +200,9 @@ class Writes(Base):
             self.db.execute("INSERT OR REPLACE INTO list_day VALUES (?, ?)", (day, data))
 
     def set_list_parts(self, begin: int, end: int, parts: Sequence[tuple[str, int, bytes]]) -> None:
-        """Replace the find parts of a span by ``parts``: name, span start, joined elements."""
-        self.db.execute("DELETE FROM list_part WHERE begin >= ? AND begin < ?", (begin, end))
+        """Replace the find parts of a span: name, newest job's start, joined elements each."""
+        _, first, last = within(begin, end)
+        self.db.execute("DELETE FROM list_part WHERE newest BETWEEN ? AND ?", (first, last))
         self.db.executemany(
             "INSERT INTO list_part VALUES (?, ?, ?, ?)",
             [(name, start, seq, api) for seq, (name, start, api) in enumerate(parts)],
