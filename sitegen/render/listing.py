@@ -6,6 +6,8 @@ more jobs than a page, its hour, minute or second, and past that numbered overfl
 of that second. A page's name and content depend only on the jobs started in its span, so
 a new job rewrites its own page (and the neighbours' links when its page is new), a
 removed one only its own, and a clean build names every page as an incremental one does.
+A change is cut again only in the span it touches (``recut_span``): the spans above it are
+cut as before, so no other page of its day needs its jobs read.
 
 Rendering each row through Jinja cost most of a listing page; ``job_rows`` builds the very
 bytes the template loop did (``tests/test_listing.py`` holds that loop and compares).
@@ -115,22 +117,23 @@ def _split(jobs: list[Listed], level: int, capacity: int, out: list[ListPage]) -
         start = end
 
 
+def cut_span(jobs: list[Listed], level: int, capacity: int) -> list[ListPage]:
+    """Return the pages of ``jobs`` (newest first, within one span of ``level - 1``)."""
+    out: list[ListPage] = []
+    _split(jobs, level, capacity, out)
+    return out
+
+
 def archive_pages(jobs: list[Listed]) -> list[ListPage]:
     """Return the archive pages of the jobs list, newest first; none when one page holds all."""
-    if len(jobs) <= PAGE_CAPACITY:
-        return []
-    pages: list[ListPage] = []
-    _split(jobs, 0, PAGE_CAPACITY, pages)
-    return pages
+    return cut_span(jobs, 0, PAGE_CAPACITY) if len(jobs) > PAGE_CAPACITY else []
 
 
 def find_spans(jobs: list[Listed]) -> list[ListPage]:
     """Return the parts of the find index, newest first: spans as pages, of a larger capacity."""
     # One part per day would grow with the day (1.4 MB at 23,000 jobs a day); spans split as
     # the pages are keep a part under FIND_PART_CAPACITY rows, and their count moderate.
-    parts: list[ListPage] = []
-    _split(jobs, 0, FIND_PART_CAPACITY, parts)
-    return parts
+    return cut_span(jobs, 0, FIND_PART_CAPACITY)
 
 
 class SpanRecord(msgspec.Struct, array_like=True, gc=False):
@@ -188,10 +191,10 @@ def day_listing(
     """Return one day's listing record and its find parts (``jobs``: newest first)."""
     # A day's pages are the spans of the jobs started in it, split as archive_pages splits:
     # the whole list's pages are the days' pages, newest day first.
-    pages: list[ListPage] = []
-    _split(jobs, 0, PAGE_CAPACITY, pages)
     parts = find_spans(jobs)
-    return DayListing(span_records(pages, extra), span_records(parts, {})), parts
+    return DayListing(
+        span_records(cut_span(jobs, 0, PAGE_CAPACITY), extra), span_records(parts, {})
+    ), parts
 
 
 def span_end(record: SpanRecord | ListPage) -> int:
@@ -217,13 +220,6 @@ def recut_span(
         if was_page or level + 1 == len(SPANS) or count(begin, begin + span) <= capacity:
             return level, begin, begin + span
     raise AssertionError("unreachable: the finest span ends the walk")
-
-
-def cut_span(jobs: list[Listed], level: int, capacity: int) -> list[ListPage]:
-    """Return the pages of one span's ``jobs`` (newest first) at ``level``, as _split cuts."""
-    out: list[ListPage] = []
-    _split(jobs, level, capacity, out)
-    return out
 
 
 def replace_span(
