@@ -58,14 +58,38 @@ def skip_reason(path: str, is_link: bool, roots: Sequence[str], follow_links: bo
     return None
 
 
-def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
-    """Open a file for reading only if it is a regular file (a FIFO swapped in never blocks)."""
+def _open_regular_fd(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """Open a regular file's descriptor for reading; return it and the file's size."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     try:
-        what = not_regular(os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        what = not_regular(st.st_mode)
         if what is not None:
             raise OSError(errno.EINVAL, f"{what}, not a regular file", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """Open a file for reading only if it is a regular file (a FIFO swapped in never blocks)."""
+    fd, _ = _open_regular_fd(path)
+    try:
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """Return a regular file's bytes (open_regular's rule), read without a file object."""
+    # A file object costs a stat, an ioctl and two seeks more per log than these reads.
+    fd, size = _open_regular_fd(path)
+    try:
+        pieces = [os.read(fd, size + 1)]  # one read, and one more that finds the end
+        while pieces[-1]:
+            pieces.append(os.read(fd, max(size, 1 << 16)))
+        return b"".join(pieces)
+    finally:
+        os.close(fd)

@@ -8,6 +8,7 @@ from typing import IO
 from isal import isal_zlib
 
 from sitegen.eventlog import compression
+from sitegen.eventlog.filekind import read_regular
 from sitegen.eventlog.reader import open_log
 from sitegen.eventlog.storage import LogPath, RemotePath, open_source
 
@@ -29,8 +30,7 @@ def hold(path: LogPath, size: int) -> bytes | None:
     try:
         if isinstance(path, RemotePath):
             return path.read_bytes()  # one GET, not a stream of ranged ones
-        with open_source(path) as f:
-            return f.read()
+        return read_regular(path)
     except OSError:
         return None  # the reader opens it again and says why it cannot
 
