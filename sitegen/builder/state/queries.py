@@ -21,6 +21,11 @@ FailureColumns = tuple[str, str, int, str, str, int, int]
 RankColumns = tuple[str, int, int, int, int]
 
 
+# The published jobs started in a span of the jobs list (within one UTC day: ``within``).
+_SPAN = "FROM log INDEXED BY log_day WHERE published AND day = ? AND start_time BETWEEN ? AND ?"
+_NEWEST_FIRST = "ORDER BY start_time DESC, job_id"
+
+
 class ReduceQueries(Base):
     """The reduce's reads, by query: no step holds every job."""
 
@@ -200,30 +205,18 @@ class ReduceQueries(Base):
         Newest first; the span lies within one UTC day (listing.SPANS).
         """
         rows = self.db.execute(
-            "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_day "
-            "WHERE published AND day = ? AND start_time BETWEEN ? AND ? "
-            "ORDER BY start_time DESC, job_id",
-            within(begin, end),
+            f"SELECT job_id, start_time, sha256 || key {_SPAN} {_NEWEST_FIRST}", within(begin, end)
         )
         return rows.fetchall()
 
     def listed_api(self, begin: int, end: int) -> list[bytes]:
         """Return the ``/api/jobs`` elements of the jobs of a span, in listed_span's order."""
-        rows = self.db.execute(
-            "SELECT listed FROM log INDEXED BY log_day "
-            "WHERE published AND day = ? AND start_time BETWEEN ? AND ? "
-            "ORDER BY start_time DESC, job_id",
-            within(begin, end),
-        )
+        rows = self.db.execute(f"SELECT listed {_SPAN} {_NEWEST_FIRST}", within(begin, end))
         return [blob for (blob,) in rows]
 
     def count_span(self, begin: int, end: int) -> int:
         """Return how many published jobs started in a span (within one UTC day)."""
-        (count,) = self.db.execute(
-            "SELECT count(*) FROM log INDEXED BY log_day "
-            "WHERE published AND day = ? AND start_time BETWEEN ? AND ?",
-            within(begin, end),
-        ).fetchone()
+        (count,) = self.db.execute(f"SELECT count(*) {_SPAN}", within(begin, end)).fetchone()
         return int(count)
 
     def nth_newest(self, offset: int) -> tuple[str, int] | None:
