@@ -14,6 +14,7 @@ from typing import BinaryIO
 from sitegen.errors import UsageError, WriteError
 from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME, PARTS_DIR
 from sitegen.publish.mounts import is_mount_point
+from sitegen.publish.removal import remove_tree
 
 
 class SiteWriter:
@@ -426,13 +427,13 @@ class Publication:
             os.rename(self.staging, self.output)
             return
         if _exchange(self.staging, self.output):
-            shutil.rmtree(self.staging)
+            remove_tree(self.staging)  # the site it replaced
             return
         # No atomic exchange (not Linux): the output is missing for two renames.
         old = self.output.parent / f".{self.output.name}.old-{secrets.token_hex(4)}"
         os.rename(self.output, old)
         os.rename(self.staging, self.output)
-        shutil.rmtree(old)
+        remove_tree(old)
 
     def _publish_inside(self) -> None:
         """Swap the staged site into a mount point entry by entry, the manifest last."""
