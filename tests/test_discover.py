@@ -148,3 +148,16 @@ def test_a_log_touched_past_2262_builds_and_then_is_a_no_op(
     site = tmp_path / "site"
     assert build(BuildOptions(logs, site)).published == 3
     assert build(BuildOptions(logs, site)).up_to_date
+
+
+def test_read_regular_returns_every_byte_and_refuses_a_fifo(tmp_path: Path) -> None:
+    from sitegen.eventlog.filekind import read_regular
+
+    for size in (0, 1, 15_000, 3_000_000):
+        path = tmp_path / f"log{size}"
+        data = os.urandom(size)
+        path.write_bytes(data)
+        assert read_regular(path) == data
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OSError, match="not a regular file"):
+        read_regular(tmp_path / "fifo")  # at once: a FIFO with no writer never blocks it

@@ -87,9 +87,10 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
     # A file object costs a stat, an ioctl and two seeks more per log than these reads.
     fd, size = _open_regular_fd(path)
     try:
-        pieces = [os.read(fd, size + 1)]  # one read, and one more that finds the end
-        while pieces[-1]:
-            pieces.append(os.read(fd, max(size, 1 << 16)))
-        return b"".join(pieces)
+        # One read of it all, and one more that finds the end (or what was appended since).
+        pieces: list[bytes] = []
+        while piece := os.read(fd, 1 << 16 if pieces else size + 1):
+            pieces.append(piece)
+        return b"".join(pieces)  # of one piece, that piece itself: no copy
     finally:
         os.close(fd)
