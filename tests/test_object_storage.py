@@ -179,6 +179,25 @@ def run_cli(args: list[str], cache: Path) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def three_jobs_in_bucket(s3: str, tmp_path: Path, name: str) -> tuple[Path, str]:
+    """Write jobs job0-job2 (named ``name`` and their number) to a dir and a new bucket."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(3):
+        write(logs / f"job{n}.eventlog", job_lines(f"job{n}", name=f"{name}{n}"))
+    b = bucket(s3)
+    upload_dir(logs, f"{b}/logs")
+    return logs, b
+
+
+def build_in_bucket(b: str, cache: Path, *extra: str) -> tuple[int, str]:
+    """Build ``s3://b/logs/`` into ``s3://b/site/`` with the CLI, as a user would."""
+    return run_cli(
+        ["build", "--event-log-dir", f"s3://{b}/logs/", "--output", f"s3://{b}/site/", *extra],
+        cache,
+    )
+
+
 def site_keys(bucket_name: str, prefix: str = "site") -> set[str]:
     return {p[len(f"{bucket_name}/{prefix}/") :] for p in fs().find(f"{bucket_name}/{prefix}")}
 
@@ -189,18 +208,7 @@ def test_a_site_built_from_s3_logs_into_s3_serves_the_bytes_and_headers_of_a_loc
     logs = mixed_logs(tmp_path)
     b = bucket(s3)
     upload_dir(logs, f"{b}/logs")
-    code, out = run_cli(
-        [
-            "build",
-            "--event-log-dir",
-            f"s3://{b}/logs/",
-            "--output",
-            f"s3://{b}/site/",
-            "--format",
-            "json",
-        ],
-        tmp_path / "cache",
-    )
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     assert code == 0, out
     summary = json.loads(out)
     assert summary["output"] == f"s3://{b}/site/"
@@ -225,26 +233,19 @@ def test_a_site_built_from_s3_logs_into_s3_serves_the_bytes_and_headers_of_a_loc
 
 
 def test_an_incremental_publish_uploads_only_what_changed(s3: str, tmp_path: Path) -> None:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for n in range(3):
-        write(logs / f"job{n}.eventlog", job_lines(f"job{n}", name=f"name{n}"))
-    b = bucket(s3)
-    upload_dir(logs, f"{b}/logs")
-    args = ["build", "--event-log-dir", f"s3://{b}/logs/", "--output", f"s3://{b}/site/"]
-    json_args = [*args, "--format", "json"]
-    code, out = run_cli(json_args, tmp_path / "cache")
+    _, b = three_jobs_in_bucket(s3, tmp_path, "name")
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     assert code == 0, out
     before = json.loads(fs().cat_file(f"{b}/site.sitegen-state/objects.json"))["objects"]
     # Nothing changed: nothing uploaded.
-    code, out = run_cli(json_args, tmp_path / "cache")
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     assert json.loads(out)["objects_uploaded"] == 0
     # A new log: its job's objects, and the listings that name it.
     fs().pipe_file(
         f"{b}/logs/job9.eventlog",
         b"".join(job_lines("job9", name="name9", start_ms=1_767_000_000_000 + 99_000)),
     )
-    code, out = run_cli(json_args, tmp_path / "cache")
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     assert code == 0, out
     after = json.loads(fs().cat_file(f"{b}/site.sitegen-state/objects.json"))["objects"]
     changed = {k for k, h in after.items() if before.get(k) != h}
@@ -259,18 +260,18 @@ def test_an_incremental_publish_uploads_only_what_changed(s3: str, tmp_path: Pat
     renamed = original.replace(b"name1", b"nameX")
     assert len(renamed) == len(original) and renamed != original
     fs().pipe_file(f"{b}/logs/job1.eventlog", renamed)
-    code, out = run_cli(json_args, tmp_path / "cache")
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     summary = json.loads(out)
     assert code == 0 and summary["objects_uploaded"] > 0
     jobs = json.loads(fs().cat_file(f"{b}/site/api/jobs"))
     assert "nameX" in json.dumps(jobs)
     # A removed log: its objects deleted, last.
     fs().rm(f"{b}/logs/job2.eventlog")
-    code, out = run_cli(json_args, tmp_path / "cache")
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     assert json.loads(out)["objects_deleted"] > 0
     assert not {k for k in site_keys(b) if "job2" in k}
     # Without the local copy (another machine): built afresh, still only changes uploaded.
-    code, out = run_cli(json_args, tmp_path / "other-cache")
+    code, out = build_in_bucket(b, tmp_path / "other-cache", "--format", "json")
     assert code == 0, out
     assert json.loads(out)["objects_uploaded"] == 0
 
@@ -314,16 +315,9 @@ def _readable(endpoint: str, b: str) -> set[str]:
 def test_a_publish_killed_midway_leaves_a_readable_site_and_the_next_one_finishes(
     s3: str, tmp_path: Path
 ) -> None:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for n in range(3):
-        write(logs / f"job{n}.eventlog", job_lines(f"job{n}", name=f"n{n}"))
-    b = bucket(s3)
-    upload_dir(logs, f"{b}/logs")
+    logs, b = three_jobs_in_bucket(s3, tmp_path, "n")
     cache = tmp_path / "cache"
-    code, out = run_cli(
-        ["build", "--event-log-dir", f"s3://{b}/logs/", "--output", f"s3://{b}/site/"], cache
-    )
+    code, out = build_in_bucket(b, cache)
     assert code == 0, out
     assert _readable(s3, b) == {"job0", "job1", "job2"}
     for n in (7, 8):
@@ -342,18 +336,7 @@ def test_a_publish_killed_midway_leaves_a_readable_site_and_the_next_one_finishe
         assert _readable(s3, b) == {"job0", "job1", "job2"} or after > 3
         _readable(s3, b)
     # The lock of the killed build (a dead process of this machine) does not hold the next.
-    code, out = run_cli(
-        [
-            "build",
-            "--event-log-dir",
-            f"s3://{b}/logs/",
-            "--output",
-            f"s3://{b}/site/",
-            "--format",
-            "json",
-        ],
-        cache,
-    )
+    code, out = build_in_bucket(b, cache, "--format", "json")
     assert code == 0, out
     assert _readable(s3, b) == {"job1", "job2", "job7", "job8"}
     local = tmp_path / "local"
