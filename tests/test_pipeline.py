@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -321,3 +322,42 @@ def test_killed_incremental_build_leaves_a_consistent_site(
     clean = tmp_path / "clean"
     build(BuildOptions(example_logs, clean))
     assert tree(out) == tree(clean)
+
+
+def test_a_build_that_maps_every_log_forks_its_workers_before_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked worker starts as a copy of its parent: fork before the listing's strings."""
+    from sitegen.builder import parallel, pipeline
+
+    steps: list[str] = []
+    fork, list_dirs = parallel.EarlyWorkers.fork, pipeline.list_dirs
+
+    def forking(self: parallel.EarlyWorkers) -> object:
+        steps.append("fork")
+        return fork(self)
+
+    def listing(*args: object) -> object:
+        steps.append("list")
+        return list_dirs(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel.EarlyWorkers, "fork", forking)
+    monkeypatch.setattr(pipeline, "list_dirs", listing)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(3):
+        write(logs / f"job0000{n}.eventlog", job_lines(f"job0000{n}"))
+    options = BuildOptions(logs, tmp_path / "site", workers=2)
+    for what, given, expected in [
+        ("no state", options, ["fork", "list"]),
+        ("a new log", options, ["list"]),
+        ("another title", dataclasses.replace(options, title="Other"), ["fork", "list"]),
+        ("--clean", dataclasses.replace(options, title="Other", clean=True), ["fork", "list"]),
+    ]:
+        if what == "a new log":
+            write(logs / "new00001.eventlog", job_lines("new00001"))
+        steps.clear()
+        report = build(given)
+        assert (what, steps) == (what, expected)
+        assert report.published == 3 + (what != "no state")
+    assert (tmp_path / "site/api/job/new00001/index.json").is_file()

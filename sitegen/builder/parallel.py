@@ -8,8 +8,8 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
@@ -55,23 +55,29 @@ def _fork_pool(workers: int) -> Executor:
     )
 
 
-@contextlib.contextmanager
-def early_pool(workers: int | None) -> Iterator[Executor | None]:
-    """Fork the workers now, while this process holds little; None for one worker.
+class EarlyWorkers:
+    """Workers forked when a build learns it maps every log, before it lists them.
 
-    A forked worker's resident memory starts as all of its parent's: forked before a
-    build lists 100,000 logs, each worker of a full build stays at about half the size.
+    A forked worker's resident memory starts as all of its parent's: forked before a build
+    lists 100,000 logs, each worker of a full build stays at about half the size.
     """
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        yield None
-        return
-    pool = _fork_pool(workers)
-    try:
-        pool.submit(int).result()  # the first task forks every worker (fork start method)
-        yield pool
-    finally:
-        pool.shutdown(cancel_futures=True)
+
+    def __init__(self, workers: int | None) -> None:
+        self.workers = workers or os.cpu_count() or 1
+        self.pool: Executor | None = None
+
+    def fork(self) -> Executor | None:
+        """Fork the workers now (once), while this process holds little; None for one worker."""
+        if self.pool is None and self.workers > 1:
+            self.pool = _fork_pool(self.workers)
+            self.pool.submit(int).result()  # the first task forks every worker (fork method)
+        return self.pool
+
+    def close(self) -> None:
+        """Stop the workers (a later ``fork`` forks new ones)."""
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
 
 
 @contextlib.contextmanager
@@ -85,7 +91,7 @@ def pool_map(
 ) -> Iterator[Iterator[R]]:
     """Yield ``fn``'s results over ``items`` in order, in parallel when it pays.
 
-    ``pool``: workers started earlier (``early_pool``), used and left running. ``killed``:
+    ``pool``: workers started earlier (``EarlyWorkers``), used and left running. ``killed``:
     the result of an item whose process died (the kernel's OOM killer sends SIGKILL, which
     no ``except`` sees), given how it died; without it, a dead worker fails the map. When
     a worker dies, the items of every chunk in flight without a result are done again, each
@@ -100,14 +106,18 @@ def pool_map(
         pool = None  # a worker of it died earlier: start afresh
     chunk = max(1, min(16, len(items) // (workers * 8)))
     run = _Windowed(fn, items, chunk, workers, killed, forget)
-    if pool is not None:
-        yield run.results(pool, 0)
-        return
-    own = _fork_pool(workers)
+    own = None
+    if pool is None:
+        pool = own = _fork_pool(workers)
+    results = run.results(pool, 0)
     try:
-        yield run.results(own, 0)
+        yield results
     finally:
-        own.shutdown(cancel_futures=True)
+        # Stopped early (a full disk, say): no chunk of it may still be writing when this
+        # returns, into a staging dir the build then removes.
+        results.close()
+        if own is not None:
+            own.shutdown(cancel_futures=True)
 
 
 # Chunks in flight per worker. ``Executor.map`` submits every chunk at once: at 100,000 logs
@@ -134,7 +144,7 @@ class _Windowed(Generic[T, R]):
         self.killed = killed
         self.forget = forget
 
-    def results(self, pool: Executor, start: int) -> Iterator[R]:
+    def results(self, pool: Executor, start: int) -> Generator[R]:
         """Yield the results of the items from ``start`` on, in order."""
         from concurrent.futures import Future
         from concurrent.futures.process import BrokenProcessPool
@@ -152,20 +162,23 @@ class _Windowed(Generic[T, R]):
 
         window = WINDOW * self.workers
         pending = deque(submit(at) for at in itertools.islice(starts, window))
-        while pending:
-            at, future = pending.popleft()
-            try:
-                results = future.result()
-            except BrokenProcessPool:
-                if self.killed is None:
-                    raise
-                yield from self._rescue(at, future, pending)
-                rest = next(starts, None)
-                if rest is not None:
-                    yield from self._afresh(rest)
-                return
-            pending.extend(submit(at) for at in itertools.islice(starts, 1))
-            yield from results
+        try:
+            while pending:
+                at, future = pending.popleft()
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    if self.killed is None:
+                        raise
+                    yield from self._rescue(at, future, pending)
+                    rest = next(starts, None)
+                    if rest is not None:
+                        yield from self._afresh(rest)
+                    return
+                pending.extend(submit(at) for at in itertools.islice(starts, 1))
+                yield from results
+        finally:
+            _settle(future for _, future in pending)
 
     def _rescue(
         self, at: int, future: Future[list[R]], pending: deque[tuple[int, Future[list[R]]]]
@@ -199,6 +212,14 @@ class _Windowed(Generic[T, R]):
             yield from self.results(pool, start)
         finally:
             pool.shutdown(cancel_futures=True)
+
+
+def _settle(futures: Iterable[Future[Any]]) -> None:
+    """Cancel the chunks not started and wait for those running (a pool outlives a map)."""
+    from concurrent.futures import wait
+
+    running = [future for future in futures if not future.cancel()]
+    wait(running)
 
 
 def alone(fn: Callable[[T], R], item: T, killed: Callable[[T, str], R]) -> R:

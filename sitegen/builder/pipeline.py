@@ -9,13 +9,13 @@ Only ``sitegen.publish`` touches the staging and output trees.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
 import sqlite3
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard, parallel
@@ -38,13 +38,10 @@ from sitegen.eventlog.discover import (
     list_dirs,
 )
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
-from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.buildlock import exclusive
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from sitegen.builder.mapstep import Progress
     from sitegen.publish.archive import ArchiveResult
     from sitegen.render.pages import PageRenderer
@@ -74,16 +71,12 @@ def build(
         return build_to_objects(options, local, waiting)
     check_paths(options)
     try:
-        with exclusive(options.output, on_wait), gcpause.freezer() as freeze:
-            # A build with no state to go on maps every log: fork its workers first.
-            first = options.clean or not (options.output / MANIFEST_NAME).is_file()
-            first = first and options.dask_scheduler is None  # the map runs in the cluster
-            if first:
-                # What the map step runs, imported before the fork: each worker imported
-                # these 98 modules for itself, 0.2 s of CPU a worker, every full build.
-                import sitegen.builder.rebuild  # noqa: F401
-            with parallel.early_pool(options.workers) if first else nullcontext() as pool:
-                return _build(options, progress, freeze, pool)
+        with (
+            exclusive(options.output, on_wait),
+            gcpause.freezer() as freeze,
+            contextlib.closing(parallel.EarlyWorkers(options.workers)) as workers,
+        ):
+            return _build(options, progress, freeze, workers)
     except OSError as exc:
         # A full or read-only disk, or permissions: say what and where, not a traceback.
         # The staging dir is gone by now; the published site is as it was, or (failing
@@ -101,11 +94,11 @@ def _build(
     options: BuildOptions,
     progress: Progress | None,
     freeze: Callable[[], None],
-    pool: Executor | None = None,
+    workers: parallel.EarlyWorkers,
 ) -> BuildReport:
     """Build and publish the site; ``freeze`` hides what is alive from the collector.
 
-    ``pool``: the map step's workers, when they were started before the logs were listed.
+    ``workers``: the map step's, forked before the logs are listed when it maps every log.
     """
     started = time.perf_counter()
     if options.archive is not None:
@@ -117,12 +110,12 @@ def _build(
     lean = None
     if options.max_site_size is not None and options.raw_logs:
         lean = dataclasses.replace(options, raw_logs=False)
-    run = _start(options, lean, started, freeze, pool)
+    run = _start(options, lean, started, freeze, workers)
     try:
         report = _run(run, progress, freeze)
     except LeanerSite:
         assert lean is not None
-        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, run.pool)
+        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, workers)
         report = _run(run, progress, freeze)
     except DAMAGE:
         if run.state is None:
@@ -130,7 +123,7 @@ def _build(
         # The published state is damaged where this build read it: build afresh (its
         # transaction rolled back; a full build swaps in a whole new site and state).
         afresh = dataclasses.replace(run.options, clean=True)
-        run = _start(afresh, None, started, freeze, run.pool)
+        run = _start(afresh, None, started, freeze, workers)
         report = _run(run, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.archive = _archive(options, run.stamp)
@@ -142,7 +135,7 @@ def _start(
     lean: BuildOptions | None,
     started: float,
     freeze: Callable[[], None],
-    pool: Executor | None,
+    workers: parallel.EarlyWorkers,
 ) -> Run:
     """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
@@ -152,7 +145,7 @@ def _start(
         NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
         identity.fingerprint(options, sources, RUN_OPTIONS),
         started,
-        pool=pool,
+        workers=workers,
         stamped_ns=time.time_ns(),
         dir_stamps=identity.dir_stamps(options.log_dirs),
     )
@@ -168,6 +161,14 @@ def _start(
                 run.state = load(options.output, fingerprint)
                 if run.state is not None:
                     run.options, run.fingerprint = lean, fingerprint
+        if run.state is None and options.dask_scheduler is None:
+            # This build maps every log (no state of these options, or --clean): fork its
+            # workers before the listing, which holds a string per log (the map runs in the
+            # cluster with --dask-scheduler). What the map step runs is imported first: each
+            # worker imported these 98 modules for itself, 0.2 s of CPU a worker.
+            import sitegen.builder.rebuild  # noqa: F401
+
+            workers.fork()
         if not _listed_as_before(run):
             run.listings = list_dirs(options.log_dirs)
             # Refuse replacing a site by mistake (an unmounted volume, a wrong path).

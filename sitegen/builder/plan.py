@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from sitegen.builder import selection
+from sitegen.builder.parallel import EarlyWorkers
 from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.identity import (
@@ -121,11 +122,16 @@ class Run:
     # The logs the state holds that are gone, and those only touched (same bytes, new time).
     gone: list[str] = field(default_factory=list)
     moved: list[tuple[str, int]] = field(default_factory=list)
-    # Workers forked before the logs were listed (a build with no state), else None.
-    pool: Executor | None = None
+    # Workers forked before the logs were listed when a build maps every log, else unforked.
+    workers: EarlyWorkers = field(default_factory=lambda: EarlyWorkers(1))
     # The log dirs' stamps (identity.dir_stamps), taken before they are listed, and when.
     dir_stamps: list[list[int]] | None = None
     stamped_ns: int = 0
+
+    @property
+    def pool(self) -> Executor | None:
+        """Return the workers forked before the logs were listed, if they were."""
+        return self.workers.pool
 
     @functools.cached_property
     def listings(self) -> list[list[str]]:

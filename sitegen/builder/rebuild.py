@@ -217,11 +217,9 @@ class Rebuild:
     def render_again(self) -> None:
         """Map again the logs whose pages a new context or publication needs rendered."""
         run = self.run
-        if run.pool is not None:
-            # The workers spliced the pages; idle through the reduce, they would count with
-            # what this process holds then. The few logs rendered again rarely need a pool.
-            run.pool.shutdown()
-            run.pool = None
+        # The workers spliced the pages; idle through the reduce, they would count with what
+        # this process holds then. The few logs rendered again rarely need a pool.
+        run.workers.close()
         contexts = trend_hooks.full_contexts(self.state, _with_context(self.again))
         self.map_logs(sorted(self.again), contexts=contexts)
 
