@@ -100,3 +100,16 @@ def test_no_attempts_no_what_if_and_costs_stay_in_the_run() -> None:
     replay = prepare(runs, [], T0, T0 + 2_000, GAP)
     # A change that would save more than the run is clamped to the run.
     assert 0 <= replay.without(Change(dropped=frozenset(range(8)))) <= replay.run_ms
+
+
+def test_an_attempt_that_never_started_keeps_every_position() -> None:
+    """A change names attempts by position: one that never ran (start 0) shifts none."""
+    runs = two_waves()
+    runs[7] = TaskRun(1, 7, "e3", T0 + 1_000, T0 + 4_000)  # 3 s instead of 1 s
+    never = TaskRun(1, 0, "e9", 0, 0, ok=False)  # failed before it started
+    replay = prepare([never, *runs], [], T0, T0 + 4_000, GAP)
+    assert replay.time() == 4_000
+    assert replay.without(Change(durations={8: 1_000})) == 2_000  # the straggler, at 8 now
+    assert replay.without(Change(durations={7: 10})) == 0  # a first-wave task
+    assert replay.without(Change(dropped=frozenset({0}))) == 0
+    assert replay.slots == {"e0": 1, "e1": 1, "e2": 1, "e3": 1}

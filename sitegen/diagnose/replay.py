@@ -123,6 +123,7 @@ class _Timeline:
 class Replay:
     """A job's attempts and stages, prepared once for any number of replays."""
 
+    # Every attempt, at its position in the list prepared; ``order``: those that ran, by start.
     runs: list[TaskRun]
     producers: dict[int, list[int]]
     started_at: int
@@ -161,14 +162,18 @@ class Replay:
         where = {name: k for k, name in enumerate(names)}
         self._stage = [index[r.stage] for r in runs]
         self._took = [r.end - r.start if r.end > r.start else 0 for r in runs]
-        self._executor = [where[r.executor] for r in runs]
+        # An attempt that never started ran on no executor that the slots know of.
+        self._executor = [where.get(r.executor, 0) for r in runs]
         self._slots = [self.slots[name] for name in names]
         self._producers = [tuple(index[p] for p in self.producers.get(sid, ())) for sid in stages]
         self._delay = [self.delays.get(sid, 0) for sid in stages]
         self._idle = [self.idle_delays.get(sid, 0) for sid in stages]
+        # What each stage waits for: its attempts that ran (those in ``order``).
+        self._ran = bytearray(len(runs))
         self._count = [0] * len(stages)
-        for k in self._stage:
-            self._count[k] += 1
+        for n in self.order:
+            self._ran[n] = 1
+            self._count[self._stage[n]] += 1
         # The attempt before each one of the same task (a retry waits for it), or -1.
         self._before = [-1] * len(runs)
         last: dict[tuple[int, int], int] = {}
@@ -200,8 +205,9 @@ class Replay:
         producers, before, durations = self._producers, self._before, change.durations
         dropped = change.dropped
         remaining = self._count[:]
+        ran = self._ran
         for n in dropped:
-            if 0 <= n < len(stage_of):
+            if 0 <= n < len(stage_of) and ran[n]:
                 remaining[stage_of[n]] -= 1
         waits = self._delay
         if change.no_idle:
@@ -308,20 +314,24 @@ def prepare(
     completed_at: int,
     gap_min: int,
 ) -> Replay:
-    """Prepare a replay of ``runs`` (attempts that never started are left out).
+    """Prepare a replay of ``runs`` (attempts that never started are not run).
 
-    ``edges`` are (producer, consumer) stage ids; ``gap_min`` is the shortest idle stretch
-    that the idle finding counts (``Change.no_idle`` removes those).
+    A ``Change`` names attempts by their position in ``runs``: those that never started keep
+    theirs. ``edges`` are (producer, consumer) stage ids; ``gap_min`` is the shortest idle
+    stretch that the idle finding counts (``Change.no_idle`` removes those).
     """
-    ran = [r for r in runs if r.start > 0]
+    runs = list(runs)
+    started = [n for n, r in enumerate(runs) if r.start > 0]
+    ran = [runs[n] for n in started]
     t0 = started_at if started_at > 0 else min((r.start for r in ran), default=0)
     if ran:
         t0 = min(t0, min(r.start for r in ran))
     make = TaskRun._make  # tuple.__new__: no Python-level __new__ call per attempt
-    shifted = [
+    every = [
         make((r.stage, r.task, r.executor, r.start - t0, max(r.start, r.end) - t0, r.ok))
-        for r in ran
+        for r in runs
     ]
+    shifted = [every[n] for n in started]
     stages = {r.stage for r in shifted}
     producers: dict[int, list[int]] = defaultdict(list)
     for a, b in edges:
@@ -346,10 +356,10 @@ def prepare(
     run_end = max(completed_at - t0, end_rec) if completed_at > 0 else end_rec
     tail = run_end - end_rec
     # By start, ties in the log's order (sorted is stable): no key tuple per attempt.
-    starts = [r.start for r in shifted]
-    order = sorted(range(len(starts)), key=starts.__getitem__)
+    starts = [r.start for r in every]
+    order = sorted(started, key=starts.__getitem__)
     return Replay(
-        runs=shifted,
+        runs=every,
         producers=dict(producers),
         started_at=t0,
         completed_at=t0 + run_end,
@@ -364,7 +374,7 @@ def prepare(
 
 def what_if(replay: Replay) -> WhatIf | None:
     """Return the job's run time with half, twice and unlimited executors (None: no tasks)."""
-    if not replay.runs or replay.run_ms <= 0:
+    if not replay.order or replay.run_ms <= 0:
         return None
     n = replay.executors
     per = replay.median_slots
