@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sitegen.diagnose.replay import Change, TaskRun, inferred_slots, prepare, what_if
 
 T0 = 1_767_225_600_000
@@ -113,3 +118,40 @@ def test_an_attempt_that_never_started_keeps_every_position() -> None:
     assert replay.without(Change(durations={7: 10})) == 0  # a first-wave task
     assert replay.without(Change(dropped=frozenset({0}))) == 0
     assert replay.slots == {"e0": 1, "e1": 1, "e2": 1, "e3": 1}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10**6), lost=st.integers(1, 5))
+def test_attempts_that_never_started_change_no_replay(seed: int, lost: int) -> None:
+    """Insert attempts with no start anywhere: every cost and what-if is as without them."""
+    rng = random.Random(seed)
+    runs, now = [], T0
+    for stage in (1, 2):
+        for n in range(rng.randint(4, 40)):
+            took = round(rng.lognormvariate(7, 0.5))  # about 1 s, log-normal as on clusters
+            start = now + rng.randint(0, 500)
+            runs.append(TaskRun(stage, n, f"e{rng.randint(1, 4)}", start, start + took))
+        now = max(r.end for r in runs) + 10
+    picked = rng.sample(range(len(runs)), 3)
+    changes = [
+        Change(durations={n: runs[n].took // 4 for n in picked}),
+        Change(dropped=frozenset(picked)),
+        Change(no_idle=True),
+    ]
+    plain = prepare(runs, [(1, 2)], T0, now, GAP)
+    # The same attempts with ``lost`` that never started put in at random places.
+    with_lost, where = list(runs), list(range(len(runs)))
+    for _ in range(lost):
+        at = rng.randint(0, len(with_lost))
+        with_lost.insert(at, TaskRun(rng.choice((1, 2)), 0, "e9", 0, 0, ok=False))
+        where = [k + (k >= at) for k in where]
+    other = prepare(with_lost, [(1, 2)], T0, now, GAP)
+    for change in changes:
+        moved = Change(
+            durations={where[n]: ms for n, ms in change.durations.items()},
+            dropped=frozenset(where[n] for n in change.dropped),
+            no_idle=change.no_idle,
+        )
+        assert other.without(moved) == plain.without(change)
+    assert what_if(other) == what_if(plain)
+    assert other.slots == plain.slots
