@@ -64,6 +64,26 @@ V1_DOT = (
 )
 
 
+def failed_task_end(
+    stage_id: int, task_id: int, executor: str, error: str, times: tuple[int, int, int]
+) -> bytes:
+    """Return the TaskEnd line of a failed attempt; ``times``: launch, start and end (ms)."""
+    launch, start, end = times
+    return record(
+        "TaskEnd",
+        {
+            "stage_id": stage_id,
+            "task_id": task_id,
+            "executor_id": executor,
+            "status": {"Failed": {"reason": "ExecutionError", "error": error}},
+            "launch_time": launch,
+            "start_exec_time": start,
+            "end_exec_time": end,
+            "metrics": {"input_rows": 0, "output_rows": 0, "elapsed_compute_nanos": 0},
+        },
+    )
+
+
 def v1_log_lines() -> list[bytes]:
     """Return a v1 log written with the properties of the upstream frozen log."""
     index = {
@@ -91,16 +111,6 @@ def v1_log_lines() -> list[bytes]:
         + msgspec.json.encode(V1_DOT)
         + b"}"
     )
-    task = {
-        "stage_id": 1,
-        "task_id": 1,
-        "executor_id": "executor-b",
-        "status": {"Failed": {"reason": "ExecutionError", "error": "divide by zero"}},
-        "launch_time": 1010,
-        "start_exec_time": 1013,
-        "end_exec_time": 1020,
-        "metrics": {"input_rows": 0, "output_rows": 0, "elapsed_compute_nanos": 0},
-    }
     return [
         record(
             "JobStart",
@@ -114,7 +124,7 @@ def v1_log_lines() -> list[bytes]:
             },
         ),
         record("StageStart", {"stage_id": 1, "partitions": 4}),
-        record("TaskEnd", task),
+        failed_task_end(1, 1, "executor-b", "divide by zero", (1010, 1013, 1020)),
         record("StageEnd", {"stage_id": 1, "status": "Successful"}),
         record("AnEventKindFromTheFuture", {"whatever": [1, 2, {"nested": True}]}),
         record("JobEnd", job_end),

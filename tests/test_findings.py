@@ -13,7 +13,7 @@ from sitegen.diagnose.analysis import analyse
 from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import Finding, FindingKind, FindingSeverity
-from tests.logs import record
+from tests.logs import failed_task_end
 from tests.planted import Job, T, lines, uniform
 
 
@@ -61,18 +61,8 @@ def test_an_attempt_that_never_started_shifts_no_cost() -> None:
     tasks[5] = T(5, "exec-1", 30_000)
     job = Job("unstarted", {1: uniform(1, 8), 2: tasks}, edges=[(1, 2)])
     logged = lines(job)
-    never = {
-        "stage_id": 1,
-        "task_id": 0,
-        "executor_id": "exec-9",
-        "status": {"Failed": {"reason": "ExecutionError", "error": "lost before it ran"}},
-        "launch_time": 0,
-        "start_exec_time": 0,
-        "end_exec_time": 0,
-        "metrics": {"input_rows": 0, "output_rows": 0},
-    }
     first_task = next(n for n, line in enumerate(logged) if b'"TaskEnd"' in line)
-    logged.insert(first_task, record("TaskEnd", never))
+    logged.insert(first_task, failed_task_end(1, 0, "exec-9", "lost before it ran", (0, 0, 0)))
     read = read_log(Path("unstarted.eventlog"), b"".join(logged))
     assert read.job_end is not None, read.message
     found = analyse(read, "unstarted.eventlog").diagnosis
