@@ -18,10 +18,16 @@ from sitegen.diagnose.failed_attempts import (
     root_cause,
 )
 from sitegen.diagnose.replay import Change, TaskRun, prepare, what_if
-from sitegen.diagnose.stage_findings import SlowTask, job_sigma, judge_stage, stage_times
+from sitegen.diagnose.stage_findings import (
+    SlowTask,
+    job_sigma,
+    judge_stage,
+    stage_times,
+    successful_ends,
+)
 from sitegen.diagnose.timing import idle, queued
 from sitegen.eventlog.dotgraph import JobGraph
-from sitegen.eventlog.payload import Stage, as_int, task_status, task_statuses
+from sitegen.eventlog.payload import Stage, as_int, task_statuses
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.finding import Finding, FindingKind, WhatIf, most_severe_first
@@ -77,26 +83,31 @@ class Diagnosis:
 class _Attempts:
     """The job's attempts as the replay takes them, and where each TaskEnd or payload row is."""
 
-    def __init__(self, facts: JobFacts) -> None:
+    def __init__(self, facts: JobFacts, stages: list[tuple[Stage, list[TaskEnd]]]) -> None:
         self.runs: list[TaskRun] = []
         self.of_end: dict[int, int] = {}
         self.of_row: dict[tuple[int, int], int] = {}
         for end in facts.tasks:
             self.of_end[id(end)] = len(self.runs)
             self.runs.append(_run(end.stage_id, end.task_id, end.executor_id, end))
-        recorded = {t.stage_id for t in facts.tasks}
-        for stage, _ in facts.stages:
+        # The payload's rows stand in for a stage's attempts where the detectors take them
+        # (stage_times: no successful TaskEnd that ran), so that what they find is replayed.
+        for stage, ends in stages:
             sid = as_int(stage.stage_id)
-            if sid is None or sid in recorded:
+            if sid is None or successful_ends(ends):
                 continue
-            recorded.add(sid)  # a repeated stage id is listed once
-            for n, row in enumerate(stage.task_list):
+            rows = stage.task_list
+            for n, (row, state) in enumerate(
+                zip(rows, task_statuses([r.status for r in rows]), strict=True)
+            ):
                 start, stop = row.start_exec_time, row.end_exec_time
                 if start is None or stop is None or start <= 0:
                     continue
+                if ends and state.failed:
+                    continue  # its failed attempts are the TaskEnd records
                 self.of_row[(sid, n)] = len(self.runs)
                 self.runs.append(
-                    TaskRun(sid, row.id, "", start, max(start, stop), not task_status(row).failed)
+                    TaskRun(sid, row.id, "", start, max(start, stop), not state.failed)
                 )
 
     def index(self, stage_id: int | None, task: SlowTask) -> int | None:
@@ -150,7 +161,8 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     """Run every detector over one job, and cost each finding by replaying the job without it."""
     result = Diagnosis()
     found: list[Finding] = []
-    attempts = _Attempts(facts)
+    stages = _judged_once(facts.stages)
+    attempts = _Attempts(facts, stages)
     replay = prepare(
         attempts.runs,
         _int_edges(facts.stage_edges),
@@ -161,7 +173,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     run_ms = replay.run_ms
     cost = replay.without
 
-    timed = [stage_times(stage, ends) for stage, ends in facts.stages]
+    timed = [stage_times(stage, ends) for stage, ends in stages]
     prior = job_sigma(timed)
     for times_ in timed:
         times_.prior = prior
@@ -175,7 +187,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
         }
         found.append(costed(slow.finding, cost(Change(durations=at_speed)), run_ms))
     failures: list[Attempt] = []
-    for times_, (stage, ends) in zip(timed, facts.stages, strict=True):
+    for times_, (stage, ends) in zip(timed, stages, strict=True):
         verdict = judge_stage(times_)
         sid = times_.stage_id
         median_ms = round(times_.median)
@@ -220,13 +232,17 @@ def diagnose(facts: JobFacts) -> Diagnosis:
         total = facts.completed_at - facts.queued_at
         wait = facts.started_at - facts.queued_at
         found.append(costed(waited, wait, total, of="time from submission"))
-    stood = idle(facts.tasks, facts.started_at, facts.completed_at)
+    # Idle as replayed: the payload's rows count as running where they stand in.
+    runs = attempts.runs
+    stood = idle(
+        [r.start for r in runs], [r.end for r in runs], facts.started_at, facts.completed_at
+    )
     if stood is not None:
         found.append(costed(stood, cost(Change(no_idle=True)), run_ms))
     result.findings = most_severe_first(found)
     if facts.failed:
         result.root_cause = root_cause(failures)
-    windows = stage_windows([ends for _, ends in facts.stages])
+    windows = stage_windows([ends for _, ends in stages])
     result.critical_path = critical_path(windows, facts.stage_edges)
     result.what_if = what_if(replay)
     return result
@@ -264,8 +280,9 @@ def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:
     """Gather a completed log's facts from its decoded stages payload and DAG."""
     assert read.job_end is not None
     end = read.job_end
+    tasks = _distinct(read.tasks)
     by_stage: dict[int, list[TaskEnd]] = defaultdict(list)
-    for task in read.tasks:
+    for task in tasks:
         by_stage[task.stage_id].append(task)
     pairs = []
     for stage in stages:
@@ -277,7 +294,44 @@ def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:
         queued_at=end.queued_at,
         started_at=end.started_at,
         completed_at=end.completed_at,
-        tasks=read.tasks,
+        tasks=tasks,
         stages=pairs,
         stage_edges=graph.stage_edges(),
     )
+
+
+def _judged_once(
+    stages: list[tuple[Stage, list[TaskEnd]]],
+) -> list[tuple[Stage, list[TaskEnd]]]:
+    """Return the stages with one listed twice ("1" and "01" too) kept once, as first listed."""
+    # Its attempts are the same TaskEnd records: judged twice, each finding was made twice.
+    # (The pages keep every listed stage: a page each, as the payload has them.)
+    kept, judged = [], set()
+    for stage, ends in stages:
+        sid = as_int(stage.stage_id)
+        key = stage.stage_id if sid is None else sid
+        if key not in judged:
+            judged.add(key)
+            kept.append((stage, ends))
+    return kept
+
+
+def _distinct(tasks: list[TaskEnd]) -> list[TaskEnd]:
+    """Return the TaskEnd records with a record written twice (same attempt) kept once."""
+    # A copy is not a retry: counted twice, it made two stragglers of one and ran it twice.
+    # Attempts that never started have no times to tell them apart: each is kept.
+    seen = {
+        (t.stage_id, t.task_id, t.executor_id, t.start_exec_time, t.end_exec_time) for t in tasks
+    }
+    if len(seen) == len(tasks):
+        return tasks
+    kept, copies = [], set()
+    for t in tasks:
+        if t.start_exec_time > 0:
+            attempt = (t.stage_id, t.task_id, t.executor_id, t.start_exec_time, t.end_exec_time)
+            copy = (attempt, msgspec.json.encode(t.status))
+            if copy in copies:
+                continue
+            copies.add(copy)
+        kept.append(t)
+    return kept

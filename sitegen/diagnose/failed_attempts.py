@@ -112,12 +112,21 @@ def failed_finding(attempts: list[Attempt], job_failed: bool) -> Finding | None:
 
 
 def root_cause(attempts: list[Attempt]) -> Attempt | None:
-    """Return the failed attempt that ended first (ties by start, stage and task)."""
+    """Return the failed attempt that ended first (ties by start, stage and task).
+
+    An attempt with no time at all (lost before it ran) is first only when no other has one.
+    """
     if not attempts:
         return None
     return min(
         attempts,
-        key=lambda a: (a.ended or a.started, a.started, a.stage_id or 0, a.task_id or 0),
+        key=lambda a: (
+            (a.ended or a.started) <= 0,
+            a.ended or a.started,
+            a.started,
+            a.stage_id or 0,
+            a.task_id or 0,
+        ),
     )
 
 

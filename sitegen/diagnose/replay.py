@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import NamedTuple
 
+from sitegen.diagnose import thresholds as th
 from sitegen.diagnose.stats import median
 from sitegen.finding import WhatIf
 
@@ -316,19 +317,25 @@ def prepare(
 ) -> Replay:
     """Prepare a replay of ``runs`` (attempts that never started are not run).
 
-    A ``Change`` names attempts by their position in ``runs``: those that never started keep
-    theirs. ``edges`` are (producer, consumer) stage ids; ``gap_min`` is the shortest idle
-    stretch that the idle finding counts (``Change.no_idle`` removes those).
+    Nor are attempts that started further than ``CLOCK_SKEW_MS`` outside the job's run, when
+    it is known; an end past it counts as at most that far. A ``Change`` names attempts by
+    their position in ``runs``: those not run keep theirs. ``edges`` are (producer,
+    consumer) stage ids; ``gap_min`` is the shortest idle stretch that the idle finding
+    counts (``Change.no_idle`` removes those).
     """
     runs = list(runs)
-    started = [n for n, r in enumerate(runs) if r.start > 0]
+    # Attempts recorded outside the job's run, beyond clock skew, are damaged: not replayed.
+    lo, hi = 1, 2**63
+    if 0 < started_at <= completed_at:
+        lo, hi = started_at - th.CLOCK_SKEW_MS, completed_at + th.CLOCK_SKEW_MS
+    started = [n for n, r in enumerate(runs) if r.start > 0 and lo <= r.start <= hi]
     ran = [runs[n] for n in started]
     t0 = started_at if started_at > 0 else min((r.start for r in ran), default=0)
     if ran:
         t0 = min(t0, min(r.start for r in ran))
     make = TaskRun._make  # tuple.__new__: no Python-level __new__ call per attempt
     every = [
-        make((r.stage, r.task, r.executor, r.start - t0, max(r.start, r.end) - t0, r.ok))
+        make((r.stage, r.task, r.executor, r.start - t0, min(max(r.start, r.end), hi) - t0, r.ok))
         for r in runs
     ]
     shifted = [every[n] for n in started]

@@ -84,6 +84,12 @@ IDLE_MIN_GAP_MS = 1_000
 # ... and the longer ones count when together they are at least this share of the run.
 IDLE_MIN_SHARE = 0.1
 
+# An attempt recorded as starting further than this outside the job's run (started to
+# completed, the scheduler's clock) is not replayed: the executors' clocks disagree with
+# the scheduler's by milliseconds, so such a time is a damaged record. Replayed, one
+# attempt stamped near 2**63 stretched the run every cost is weighed against to millennia.
+CLOCK_SKEW_MS = 1_000
+
 # What a finding cost (its impact_ms: how much earlier the job would have ended without it,
 # from a replay of its tasks) weighs in its severity: one that cost under this share of the
 # job's run time and under IMPACT_MATTERS_MS is info at most, whatever its ratio...

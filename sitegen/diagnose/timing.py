@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 
 from sitegen.diagnose import thresholds as th
 from sitegen.diagnose.stats import times
-from sitegen.eventlog.schema import TaskEnd
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.text.formatting import duration, percent
-
-_START = attrgetter("start_exec_time")
-_END = attrgetter("end_exec_time")
 
 
 def queued(queued_at: int, started_at: int, completed_at: int) -> Finding | None:
@@ -48,31 +44,40 @@ class Gap:
         return self.end - self.start
 
 
-def idle_gaps(tasks: list[TaskEnd], started_at: int, completed_at: int) -> list[Gap]:
-    """Return the stretches of at least IDLE_MIN_GAP_MS in the run when no task executed."""
-    starts = list(map(_START, tasks))
-    ends = list(map(_END, tasks))
+def idle_gaps(
+    starts: Sequence[int], ends: Sequence[int], started_at: int, completed_at: int
+) -> list[Gap]:
+    """Return the stretches of at least IDLE_MIN_GAP_MS in the run when no attempt executed.
+
+    ``starts`` and ``ends``: the attempts' times (a start of 0: it never ran). The stretches
+    lie within the run: an attempt stamped past its end opens none beyond it, and one whose
+    end is before its start (lost mid-run) covers up to its start.
+    """
     gaps = []
     covered = started_at  # everything before this instant is accounted for
     for n in sorted(range(len(starts)), key=starts.__getitem__):
         start = starts[n]
         if start <= 0:
             continue  # never ran
+        start = min(start, completed_at)
         if start - covered >= th.IDLE_MIN_GAP_MS:
             gaps.append(Gap(covered, start))
-        if ends[n] > covered:
-            covered = ends[n]
+        end = min(max(ends[n], start), completed_at)
+        if end > covered:
+            covered = end
     if completed_at - covered >= th.IDLE_MIN_GAP_MS:
         gaps.append(Gap(covered, completed_at))
     return gaps
 
 
-def idle(tasks: list[TaskEnd], started_at: int, completed_at: int) -> Finding | None:
-    """Return an idle finding when no task ran for a large part of the job's run."""
+def idle(
+    starts: Sequence[int], ends: Sequence[int], started_at: int, completed_at: int
+) -> Finding | None:
+    """Return an idle finding when no attempt ran for a large part of the job's run."""
     run = completed_at - started_at
-    if not tasks or started_at <= 0 or run <= 0:
+    if not starts or started_at <= 0 or run <= 0:
         return None
-    gaps = idle_gaps(tasks, started_at, completed_at)
+    gaps = idle_gaps(starts, ends, started_at, completed_at)
     total = sum(g.length for g in gaps)
     if total <= 0:
         return None
