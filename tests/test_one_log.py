@@ -263,6 +263,27 @@ def test_a_worker_killed_by_a_signal_makes_its_log_a_problem_row(
     assert again.published == 25
 
 
+def test_a_worker_killed_between_making_a_jobs_directories_and_claiming_them_leaves_none(
+    tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's directories made, the claims line not yet written: they go with the log."""
+    from sitegen.builder import mapstep
+
+    original = mapstep._mark_claim
+
+    def mark_claim(part: Path, roots: list[str]) -> None:
+        if roots[0].endswith("/Ca05RFR"):
+            _die()  # in a worker, and again in the process the log is mapped alone in
+        original(part, roots)
+
+    monkeypatch.setattr(mapstep, "_mark_claim", mark_claim)
+    report = build(BuildOptions(example_logs, tmp_path / "site", workers=2))
+    assert report.published == 24
+    assert "killed by signal 9" in problem_of(report, "Ca05RFR.eventlog").message
+    assert not (tmp_path / "site/jobs/Ca05RFR").exists()
+    assert not (tmp_path / "site/api/job/Ca05RFR").exists()
+
+
 def test_check_survives_a_killed_worker(
     example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ only when there is work to do: a build with nothing to do starts fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -108,6 +109,9 @@ def claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> P
     # Writing in place when this log is first to claim the job's directories (nearly
     # always) saves making, moving and removing a part directory per job; the part dir is
     # only for a second log with the same job id, for the reduce to sort out.
+    # Noted before they are made: a worker killed between a mkdir and the claim's line had
+    # left an empty directory no one claimed, and the log mapped again found it taken.
+    _append_claim(part, _MAKING + "\t".join(roots))
     made: list[Path] = []
     for root in roots:
         try:
@@ -115,6 +119,7 @@ def claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> P
         except FileExistsError:
             for directory in reversed(made):
                 os.rmdir(directory)  # still empty: nothing was written yet
+            _append_claim(part, _FORGOTTEN)  # the directories are another log's
             claimed.append(part)
             return part
         made.append(staging / root)
@@ -129,6 +134,8 @@ def claim(staging: Path, roots: list[str], part: Path, claimed: list[Path]) -> P
 CLAIMS = ".claims"
 # A line "<part>\t" (no roots): the claims of that log before it were undone.
 _FORGOTTEN = ""
+# A line "<part>\t?<root>\t<root>…": the directories that log is about to make (unclaimed).
+_MAKING = "?"
 
 
 def _claims_file(part: Path) -> str:
@@ -162,24 +169,41 @@ def _append_claim(part: Path, roots: str) -> None:
 
 def claimed_roots(part: Path) -> list[str]:
     """Return the staging directories log ``part`` claimed since its claims were last undone."""
+    return _claims(part)[0]
+
+
+def _claims(part: Path) -> tuple[list[str], list[str]]:
+    """Return the directories log ``part`` claimed, and those it was making when it stopped."""
     prefix = f"{part.name}\t"
     roots: list[str] = []
+    making: list[str] = []
     try:
         with open(_claims_file(part), encoding="utf-8") as lines:
             for line in lines:
                 if line.startswith(prefix):
                     rest = line[len(prefix) :].rstrip("\n")
-                    roots = [] if rest == _FORGOTTEN else [*roots, *rest.split("\t")]
+                    if rest.startswith(_MAKING):
+                        making = rest[len(_MAKING) :].split("\t")
+                    elif rest == _FORGOTTEN:
+                        roots, making = [], []
+                    else:
+                        roots, making = [*roots, *rest.split("\t")], []
     except FileNotFoundError:
         pass
-    return roots
+    return roots, making
 
 
 def forget_claim(task: Task) -> None:
     """Remove what a dead worker left of one log's job: its claimed dirs and its part dir."""
     _, staging, part, *_ = task
-    for root in claimed_roots(part):
+    roots, making = _claims(part)
+    for root in roots:
         shutil.rmtree(staging / root, ignore_errors=True)
+    for root in making:
+        # Made (or not) by the dead worker, which writes nothing in them before it claims
+        # them: empty, or another log's that is not empty and stays.
+        with contextlib.suppress(OSError):
+            os.rmdir(staging / root)
     # Undone: a later claim of the same directories by another log is not this log's.
     _append_claim(part, _FORGOTTEN)
     shutil.rmtree(part, ignore_errors=True)
