@@ -20,10 +20,10 @@ from sitegen.diagnose.failed_attempts import (
 from sitegen.diagnose.replay import Change, TaskRun, prepare, what_if
 from sitegen.diagnose.stage_findings import (
     SlowTask,
+    StageTimes,
     job_sigma,
     judge_stage,
     stage_times,
-    successful_ends,
 )
 from sitegen.diagnose.timing import idle, queued
 from sitegen.eventlog.dotgraph import JobGraph
@@ -83,18 +83,23 @@ class Diagnosis:
 class _Attempts:
     """The job's attempts as the replay takes them, and where each TaskEnd or payload row is."""
 
-    def __init__(self, facts: JobFacts, stages: list[tuple[Stage, list[TaskEnd]]]) -> None:
+    def __init__(
+        self,
+        tasks: list[TaskEnd],
+        stages: list[tuple[Stage, list[TaskEnd]]],
+        timed: list[StageTimes],
+    ) -> None:
         self.runs: list[TaskRun] = []
         self.of_end: dict[int, int] = {}
         self.of_row: dict[tuple[int, int], int] = {}
-        for end in facts.tasks:
+        for end in tasks:
             self.of_end[id(end)] = len(self.runs)
             self.runs.append(_run(end.stage_id, end.task_id, end.executor_id, end))
-        # The payload's rows stand in for a stage's attempts where the detectors take them
-        # (stage_times: no successful TaskEnd that ran), so that what they find is replayed.
-        for stage, ends in stages:
-            sid = as_int(stage.stage_id)
-            if sid is None or successful_ends(ends):
+        # The payload's rows stand in for a stage's attempts where the detectors took them
+        # (``timed``: no successful TaskEnd that ran), so that what they find is replayed.
+        for (stage, ends), times_ in zip(stages, timed, strict=True):
+            sid = times_.stage_id
+            if sid is None or times_.ends is not None:
                 continue
             rows = stage.task_list
             for n, (row, state) in enumerate(
@@ -162,7 +167,8 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     result = Diagnosis()
     found: list[Finding] = []
     stages = _judged_once(facts.stages)
-    attempts = _Attempts(facts, stages)
+    timed = [stage_times(stage, ends) for stage, ends in stages]
+    attempts = _Attempts(facts.tasks, stages, timed)
     replay = prepare(
         attempts.runs,
         _int_edges(facts.stage_edges),
@@ -173,7 +179,6 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     run_ms = replay.run_ms
     cost = replay.without
 
-    timed = [stage_times(stage, ends) for stage, ends in stages]
     prior = job_sigma(timed)
     for times_ in timed:
         times_.prior = prior

@@ -41,17 +41,10 @@ class StageTimes:
         self.median = median(self.ordered) if self.ordered else 0.0
 
 
-def successful_ends(ends: list[TaskEnd]) -> list[TaskEnd]:
-    """Return a stage's successful attempts that ran: if none, its payload rows stand in."""
-    return [
-        e for e in ends if e.status == "Successful" and 0 < e.start_exec_time <= e.end_exec_time
-    ]
-
-
 def stage_times(stage: Stage, ends: list[TaskEnd]) -> StageTimes:
     """Collect a stage's successful attempts and their durations."""
     sid = as_int(stage.stage_id)
-    ok = successful_ends(ends)
+    ok = [e for e in ends if e.status == "Successful" and 0 < e.start_exec_time <= e.end_exec_time]
     if ok:
         return StageTimes(
             stage,
