@@ -61,7 +61,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        message = "playwright is not installed (pip install -e '.[test]')"
+        message = "playwright is not installed (install through requirements/test.lock: README)"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
