@@ -95,6 +95,32 @@ def draw_shape(
     )
 
 
+def draw_one_wave(
+    rng: random.Random,
+    sigma: tuple[float, float] = (0.3, 0.5),
+    stages: tuple[int, int] = (1, 4),
+) -> Shape:
+    """Draw a job of stages that each run in one wave: no more tasks than slots, in a chain.
+
+    Every task of a stage starts at once, so its slowest task ends it: on a small job, what
+    replaying that task at the median saves is a large share of the run by chance (issue 37).
+    """
+    count = rng.randint(*stages)
+    slots = rng.choice((1, 2, 4, 4, 8))
+    executors = max(rng.randint(2, 16), -(-4 // slots))  # room for 4 tasks at once
+    lo, hi = math.log(4), math.log(executors * slots)
+    return Shape(
+        sigma=rng.uniform(*sigma),
+        executors=executors,
+        slots=slots,
+        tasks=[round(math.exp(rng.uniform(lo, hi))) for _ in range(count)],
+        medians=[
+            round(math.exp(rng.uniform(math.log(200), math.log(20_000)))) for _ in range(count)
+        ],
+        edges=[(s, s + 1) for s in range(1, count)],
+    )
+
+
 def simulate(shape: Shape, seed: int, plant: Plant | None = None) -> Sim:
     """Run the job on its slots and record it as the diagnosis reads a log."""
     rng = random.Random(seed)

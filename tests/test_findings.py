@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import random
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from sitegen.diagnose import thresholds as th
 from sitegen.diagnose.analysis import analyse
 from sitegen.diagnose.diagnosis import Diagnosis
+from sitegen.diagnose.stats import log_scale
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from tests.logs import failed_task_end
@@ -79,11 +82,62 @@ def test_straggler_severity_follows_the_bands_weighed_by_cost() -> None:
         finding = only(diagnosed(job), FindingKind.STRAGGLER)
         assert finding.severity is grade
         assert finding.impact_ms == took - 1_000
-    # Alone in its job, the 2.5x straggler cost 60% of the run: a warning, not info.
+    # Alone in its job, the 2.5x straggler cost 60% of the run: a warning, not info. Its
+    # stage's other tasks took the same time (a MAD of 0): SIGMA_FLOOR makes it far out.
     tasks = uniform(1, 12)
     tasks[3] = T(3, "exec-4", 2_500)
     finding = only(diagnosed(Job("bands", {1: tasks})), FindingKind.STRAGGLER)
     assert (finding.severity, finding.impact_ms) == (FindingSeverity.WARNING, 1_500)
+
+
+def test_a_costly_straggler_within_its_stages_spread_is_info() -> None:
+    """Issue 37: the slowest task of a noisy one-wave stage ends it, so it costs by chance."""
+    took = [4_000, 4_400, 3_600, 4_800, 3_300, 4_200, 3_900, 7_900]  # sigma 0.15
+    job = Job("one-wave", {1: [T(n, f"exec-{n % 4 + 1}", t) for n, t in enumerate(took)]})
+    finding = only(diagnosed(job), FindingKind.STRAGGLER)
+    # A third of the run made it a warning. 1.9x is 4.4 of its stage's sigmas out (a robust
+    # z of 3 would pass it), where the slowest of 8 healthy tasks lies in about 3% of stages
+    # of sigma 0.3-0.4 (a MAD of 8 tasks is often small by chance): far out takes 5.6
+    # (th.far_out_z).
+    assert (finding.value, finding.impact_ms) == (1.93, 3_100)
+    assert finding.severity is FindingSeverity.INFO
+    assert finding.message.endswith(
+        "This cost about 3.1 s of the job's 7.9 s run. Its stage's task times spread widely: "
+        "a task this slow may be chance."
+    )
+    # Four tasks say little about a spread: the others must agree closely for a warning.
+    few = [T(n, f"exec-{n + 1}", t) for n, t in enumerate((1_000, 1_100, 900, 15_000))]
+    finding = only(diagnosed(Job("few", {1: few})), FindingKind.STRAGGLER)
+    assert finding.severity is FindingSeverity.CRITICAL
+    wide = [T(n, f"exec-{n + 1}", t) for n, t in enumerate((600, 1_000, 1_600, 15_000))]
+    finding = only(diagnosed(Job("few-wide", {1: wide})), FindingKind.STRAGGLER)
+    assert (finding.value, finding.severity) == (11.54, FindingSeverity.INFO)
+
+
+def test_far_out_is_calibrated_on_healthy_stages() -> None:
+    """The slowest of n healthy log-normal tasks is far out in about FAR_OUT_ALPHA of stages."""
+    assert th.far_out_z(4) > th.far_out_z(10) > th.far_out_z(50) >= th.FAR_OUT_Z
+    rng = random.Random(37)
+    for n in (4, 6, 10, 20, 50):
+        passed = 0
+        for _ in range(4_000):
+            took = sorted(round(2_000 * math.exp(rng.gauss(0.0, 0.4))) for _ in range(n))
+            centre, sigma = log_scale(took)
+            z = (math.log(took[-1]) - centre) / max(sigma, th.SIGMA_FLOOR)
+            passed += z >= th.far_out_z(n)
+        assert passed / 4_000 <= 1.5 * th.FAR_OUT_ALPHA, n
+
+
+def test_skewed_rows_within_their_stages_spread_are_info() -> None:
+    """Uneven partitions: the biggest is slowest and costly, but its rows are not far out."""
+    rows = [300_000, 500_000, 800_000, 400_000, 650_000, 350_000, 550_000, 1_500_000]
+    tasks = [T(n, f"exec-{n % 4 + 1}", r // 100, rows=r) for n, r in enumerate(rows)]
+    finding = only(diagnosed(Job("uneven", {1: tasks})), FindingKind.DATA_SKEW)
+    assert (finding.value, finding.impact_ms) == (2.86, 7_000)  # 47% of the run
+    assert finding.severity is FindingSeverity.INFO
+    assert finding.message.endswith(
+        "Its stage's input rows spread widely: a task with this many may be chance."
+    )
 
 
 def test_cost_caps_and_raises_severity() -> None:

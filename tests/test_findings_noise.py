@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sitegen.diagnose.diagnosis import diagnose
 from sitegen.finding import FindingKind
-from tests.noisy import KINDS, Plant, draw_shape, planted, simulate
+from tests.noisy import KINDS, Plant, draw_one_wave, draw_shape, planted, simulate
 
 # Healthy jobs with a warning or worse: at most this share (issue 26).
 HEALTHY_WARNING_BOUND = 0.02
@@ -34,6 +34,26 @@ def test_healthy_jobs_with_log_normal_noise_rarely_warn(sigma: float) -> None:
         for f in found.findings:
             assert f.impact_ms is None or f.impact_ms >= 0
     assert warned / JOBS_PER_SPREAD <= HEALTHY_WARNING_BOUND
+
+
+# Jobs whose stages each run in one wave (issue 37): a stage's slowest task always ends it,
+# so on a small job it costs a large share of the run by chance, and a warning needs it far
+# out against its stage's spread as well. Measured on the three batches of 1,000 jobs drawn
+# here: 0.6%, 1.2% and 0.9% warned (4.1%, 5.2% and 4.0% when the cost alone made a warning,
+# which fails this test); benchmarks/findings.py: 0.8% of 2,000 (3.15% before).
+ONE_WAVE_JOBS = 1_000
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10**6))
+def test_healthy_jobs_of_one_wave_rarely_warn(seed: int) -> None:
+    rng = random.Random(seed)
+    warned = 0
+    for n in range(ONE_WAVE_JOBS):
+        shape = draw_one_wave(rng, sigma=(0.3, 0.5))
+        found = diagnose(simulate(shape, seed + n).facts)
+        warned += any(f.severity.rank >= 1 for f in found.findings)
+    assert warned / ONE_WAVE_JOBS <= HEALTHY_WARNING_BOUND
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

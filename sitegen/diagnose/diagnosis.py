@@ -30,7 +30,7 @@ from sitegen.eventlog.dotgraph import JobGraph
 from sitegen.eventlog.payload import Stage, as_int, task_statuses
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.finding import Finding, FindingKind, WhatIf, most_severe_first
+from sitegen.finding import Finding, FindingKind, FindingSeverity, WhatIf, most_severe_first
 from sitegen.model import is_failed
 from sitegen.text.formatting import duration
 
@@ -162,6 +162,24 @@ def costed(finding: Finding, impact: int | None, run_ms: int, of: str = "run") -
     )
 
 
+# Why a costly slow task that is not far out against its stage's spread is only info.
+_SPREAD = " Its stage's task times spread widely: a task this slow may be chance."
+_ROWS_SPREAD = " Its stage's input rows spread widely: a task with this many may be chance."
+
+
+def far_out_only(finding: Finding, far_out: bool, why: str) -> Finding:
+    """Return a costed finding about one task, info at most unless that task is far out.
+
+    A warning needs both: a cost (th.weighed) and a task far out against its own stage's
+    spread (th.far_out_z). ``why`` is added to the message when that lowers the grade.
+    """
+    if far_out or finding.severity is FindingSeverity.INFO:
+        return finding
+    return msgspec.structs.replace(
+        finding, severity=FindingSeverity.INFO, message=finding.message + why
+    )
+
+
 def diagnose(facts: JobFacts) -> Diagnosis:
     """Run every detector over one job, and cost each finding by replaying the job without it."""
     result = Diagnosis()
@@ -200,7 +218,10 @@ def diagnose(facts: JobFacts) -> Diagnosis:
             skewed = [attempts.index(sid, t) for t in verdict.skewed]
             change = Change(durations={k: median_ms for k in skewed if k is not None})
             impact = cost(change) if change.durations else None
-            found.extend(costed(f, impact, run_ms) for f in verdict.findings)
+            found.extend(
+                far_out_only(costed(f, impact, run_ms), verdict.skew_far_out, _ROWS_SPREAD)
+                for f in verdict.findings
+            )
         for task in verdict.skewed:
             result.flag(sid, task, FindingKind.DATA_SKEW)
         # A slow node explains its slow tasks: say it once, not once per task.
@@ -220,7 +241,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
             if (impact or 0) < (task.cost_needed or 0.0) * run_ms:
                 continue  # not far out enough for what it cost
             reported += 1
-            found.append(costed(finding, impact, run_ms))
+            found.append(far_out_only(costed(finding, impact, run_ms), task.far_out, _SPREAD))
             result.flag(sid, task, FindingKind.STRAGGLER)
             if task.end is not None:
                 result.straggler_attempts.add(

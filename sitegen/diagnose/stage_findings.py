@@ -76,8 +76,12 @@ class SlowTask:
     row: int | None  # position in the stage's task list
     end: TaskEnd | None
     input_rows: int | None
-    # How far out it is: robust sigmas above the stage's median, on the log scale.
+    # How far out it is: robust sigmas above the stage's median, on the log scale, beyond
+    # where the slowest of the stage's tasks lies by chance (what the tiers judge).
     z: float = 0.0
+    # Whether it is far out against its own stage's spread (th.far_out_z): without that, a
+    # costly task is no more than info.
+    far_out: bool = False
 
     @property
     def cost_needed(self) -> float | None:
@@ -95,6 +99,9 @@ class StageVerdict:
     # take their place.
     stragglers: list[tuple[SlowTask, Finding]] = field(default_factory=list)
     skewed: list[SlowTask] = field(default_factory=list)
+    # Whether the data-skew finding's task read far more rows than its stage's own spread of
+    # input rows allows by chance (rows_far_out): without that, it is no more than info.
+    skew_far_out: bool = False
 
 
 def own_sigma(ordered: list[int]) -> float:
@@ -136,6 +143,9 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
     bar = max(bar, math.exp(centre + least * sigma))
     if ordered[-1] < bar:
         return []
+    # The sigma a warning is judged by: the stage's own, never narrower than the shrunk one.
+    far_sigma = max(own_sigma(ordered), sigma)
+    far_z = th.far_out_z(len(ordered))
     took = times_.took
     picked = sorted((i for i in range(len(took)) if took[i] >= bar), key=lambda i: -took[i])
     stage_rows = times_.stage.task_list
@@ -151,6 +161,7 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
         task_id = task.id if task is not None and task.id is not None else None
         if task_id is None and end is not None:
             task_id = end.task_id
+        logged = math.log(max(took[i], 1))
         slow.append(
             SlowTask(
                 took=took[i],
@@ -160,21 +171,33 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
                 row=row,
                 end=end,
                 input_rows=task.input_rows if task is not None else None,
-                z=(math.log(max(took[i], 1)) - centre) / sigma - chance,
+                z=(logged - centre) / sigma - chance,
+                far_out=(logged - centre) / far_sigma >= far_z,
             )
         )
     return slow
 
 
-def _median_rows(stage: Stage) -> float | None:
-    """Return the median input rows of the stage's successful tasks; None if not recorded."""
+def _stage_rows(stage: Stage) -> list[int]:
+    """Return the input rows of the stage's successful tasks, sorted (those recorded)."""
     tasks = stage.task_list
-    counts = sorted(
+    return sorted(
         t.input_rows
         for t, s in zip(tasks, task_statuses([t.status for t in tasks]), strict=True)
         if t.input_rows is not None and s.word == "Successful"
     )
-    return median(counts) if counts else None
+
+
+def rows_far_out(counts: list[int], input_rows: int) -> bool:
+    """Tell whether a task's input rows are far out against its stage's own spread of rows.
+
+    As for a straggler's time (th.far_out_z), on the log scale: the MAD of the stage's log
+    input rows times MAD_SIGMA, never under SIGMA_FLOOR (a stage of equal partitions has a
+    MAD of 0: any skewed task is far out from it).
+    """
+    centre, sigma = log_scale(counts)
+    z = (math.log(max(input_rows, 1)) - centre) / max(sigma, th.SIGMA_FLOOR)
+    return z >= th.far_out_z(len(counts))
 
 
 def _on(executor: str | None) -> str:
@@ -189,7 +212,8 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
     if not slow:
         return verdict
     label, sid, med = times_.stage.stage_id, times_.stage_id, times_.median
-    rows_median = _median_rows(times_.stage)
+    counts = _stage_rows(times_.stage)
+    rows_median = median(counts) if counts else None
     _, sigma = stage_sigma(times_.ordered, times_.prior)
     slack = max(th.SKEW_TIME_SLACK, math.exp(th.SKEW_SLACK_SIGMAS * sigma))
     for task in slow:
@@ -246,6 +270,7 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
             if more
             else ""
         )
+        verdict.skew_far_out = rows_far_out(counts, worst.input_rows or 0)
         verdict.findings.append(
             Finding(
                 kind=FindingKind.DATA_SKEW,

@@ -9,6 +9,9 @@ twice 20 ms is a ratio of 2 and costs nobody anything.
 
 from __future__ import annotations
 
+import functools
+from statistics import NormalDist
+
 from sitegen.finding import FindingSeverity
 
 # Dr. Elephant's severity bands for "how many times the expected value".
@@ -44,6 +47,28 @@ SIGMA_FLOOR = 0.1
 # At most this many straggler findings per stage, the slowest first: a stage with more
 # slow tasks than that has a wider problem, which the worst few already show.
 STRAGGLERS_PER_STAGE = 3
+# A straggler is reported by the tiers above, but it is a warning (or critical) only when it
+# is costly (see weighed) *and* far out against its own stage's spread: its robust z,
+# (ln d - median ln d) / sigma, is at least far_out_z(n) for a stage of n successful
+# attempts. The sigma is the stage's own (the MAD of its log durations times MAD_SIGMA),
+# never narrower than the shrunk sigma above nor SIGMA_FLOOR (a stage whose tasks mostly
+# took the same time has a MAD of 0). In a stage of one wave the slowest task always ends
+# the stage, so on a small, noisy job it costs a large share of the run by chance: a task
+# 1.9x its stage's median, within its stage's spread, was a warning ("cost 2.4 s of the
+# job's 7.9 s").
+# far_out_z(n) is where the slowest of n healthy log-normal tasks lies in FAR_OUT_ALPHA of
+# stages (the normal quantile of the maximum of n), widened by FAR_OUT_FEW_TASKS / n for the
+# uncertainty of a MAD measured on n tasks (calibrated by simulation: a MAD of a few tasks is
+# often small by chance), and never under FAR_OUT_Z, the usual robust z fence: 7.7 sigmas
+# for 4 tasks, 6.3 for 6, 5.2 for 10, 4.3 for 20, 3.9 for 50, 3.8 for 100, 4.0 for 500.
+# Measured on seeded healthy stages (log-normal sigma 0.2-0.6, 4-200 tasks), the slowest
+# task passes it in 0-2.8% of stages (1.4-2.3% from 20 tasks up), where it passes a flat z
+# of 3 in 10-14% of stages of 4-20 tasks and half of those of 500.
+# Data skew (SKEW_ROWS_RATIO) is judged alike on the task's input rows against the stage's
+# spread of input rows: its rows are what make it a finding, its time follows them.
+FAR_OUT_Z = 3.0
+FAR_OUT_ALPHA = 0.02
+FAR_OUT_FEW_TASKS = 8.0
 
 # A slow task whose input rows are at least this many times the stage's median input
 # is skewed data (data-skew), not a slow task (straggler)...
@@ -118,6 +143,14 @@ def weighed(grade: FindingSeverity, impact_ms: int | None, run_ms: int) -> Findi
     if impact_ms >= max(IMPACT_WARNING_SHARE * run_ms, IMPACT_MATTERS_MS):
         return max(grade, FindingSeverity.WARNING, key=lambda s: s.rank)
     return grade
+
+
+@functools.cache
+def far_out_z(tasks: int) -> float:
+    """Return the robust z a stage's slowest of ``tasks`` attempts must reach to be far out."""
+    tasks = max(tasks, 1)
+    slowest = NormalDist().inv_cdf((1 - FAR_OUT_ALPHA) ** (1 / tasks))
+    return max(FAR_OUT_Z, slowest * (1 + FAR_OUT_FEW_TASKS / tasks))
 
 
 def at_least_info(ratio: float) -> FindingSeverity:
