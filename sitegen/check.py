@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import Counter
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from sitegen.diagnose import gate
 from sitegen.diagnose.insights import all_findings
 from sitegen.diagnose.recurring import all_regressions
 from sitegen.eventlog.classify import Candidate, duplicates, judge
-from sitegen.eventlog.collisions import id_collisions
+from sitegen.eventlog.collisions import id_collisions, tui_unreachable
 from sitegen.eventlog.discover import LogDirs, as_log_dirs, discover_all
 from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.limits import DEFAULT_LIMITS, MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
@@ -144,7 +145,13 @@ def check(
     """
     dirs = list(as_log_dirs(log_dirs))
     limits = limits or check_limits()
-    checked = _check_all(discover_all(dirs, follow_links), workers, limits)
+    logs = discover_all(dirs, follow_links)
+    # A dir that lists a .running log names logs the Ballista #2405 way: there a .eventlog
+    # without JobEnd ended unrecorded (a build also remembers renames: builder/renaming.py).
+    renaming = logs.running_dirs()
+    if renaming:
+        limits = dataclasses.replace(limits, renaming=limits.renaming | renaming)
+    checked = _check_all(logs, workers, limits)
     losers = duplicates([c.candidate for c in checked])
     for index, problem in losers.items():
         checked[index].problems.append(problem)
@@ -153,7 +160,7 @@ def check(
         for i, c in enumerate(checked)
         if c.candidate and i not in losers
     ]
-    collisions = id_collisions(published)
+    collisions = id_collisions(published) + tui_unreachable(published)
     counts = Counter(str(c.classification) for c in checked)
     jobs = [c.summary for i, c in enumerate(checked) if c.summary and i not in losers]
     return CheckReport(

@@ -186,7 +186,8 @@ STALE_AFTER = click.option(
     default="24h",  # retention.STALE_AFTER: this module imports no core module up front
     metavar="AGE",
     help="A .running log not written to for longer than this is an abandoned run (its "
-    "scheduler stopped before the job ended): 30m, 12h, 3d; 0 never.",
+    "scheduler stopped before the job ended), a .eventlog without JobEnd a job that ended "
+    "unrecorded: 30m, 12h, 3d; 0 never.",
 )
 FORMAT = click.option(
     "--format",

@@ -28,6 +28,9 @@ class Classification(enum.StrEnum):
     NOT_A_LOG = "not-a-log"
     # A .running log not written to for longer than --stale-after: its scheduler stopped.
     ABANDONED = "abandoned"
+    # A finished log with no JobEnd: the job ended, its record was never written (see
+    # eventlog.classify: told by the dir's naming, Ballista #2405, or by the log's age).
+    ENDED_UNRECORDED = "ended-unrecorded"
 
 
 class ProblemKind(enum.StrEnum):
@@ -45,6 +48,9 @@ class ProblemKind(enum.StrEnum):
     DAMAGED_LINES = "damaged-lines"
     ID_COLLISION = "id-collision"
     ABANDONED = "abandoned"
+    ENDED_UNRECORDED = "ended-unrecorded"
+    # A published id the Ballista TUI cannot ask for (it sends a ``%`` unescaped).
+    TUI_UNREACHABLE = "tui-unreachable"
 
 
 class ProblemSeverity(enum.StrEnum):
@@ -72,19 +78,24 @@ SEVERITY = {
     # differs only by case or Unicode normalisation.
     ProblemKind.DAMAGED_LINES: ProblemSeverity.WARNING,
     ProblemKind.ID_COLLISION: ProblemSeverity.WARNING,
-    # A run its scheduler left behind: worth a look, not damage (check passes, --strict not).
+    ProblemKind.TUI_UNREACHABLE: ProblemSeverity.WARNING,
+    # A run its scheduler left behind, or a job that ended without its JobEnd: worth a
+    # look, not damage (check passes, --strict not).
     ProblemKind.ABANDONED: ProblemSeverity.WARNING,
+    ProblemKind.ENDED_UNRECORDED: ProblemSeverity.WARNING,
     ProblemKind.INCOMPLETE: ProblemSeverity.NOTE,
 }
 
 
-# The warnings a job is published with (an abandoned run is a warning, but has no JobEnd).
+# The warnings a job is published with (an abandoned run or a job ended unrecorded is a
+# warning, but has no JobEnd).
 PUBLISHED_WITH = frozenset(
     {
         ProblemKind.ID_MISMATCH,
         ProblemKind.UNREADABLE_NOTE,
         ProblemKind.DAMAGED_LINES,
         ProblemKind.ID_COLLISION,
+        ProblemKind.TUI_UNREACHABLE,
     }
 )
 
@@ -112,6 +123,16 @@ class Problem(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     def skipped(self) -> bool:
         """Tell whether this problem kept the log off the site (all but ``PUBLISHED_WITH``)."""
         return self.kind not in PUBLISHED_WITH
+
+
+def ended_at(end_time: int, completed_at: int) -> int:
+    """Return when a job ended: its ``end_time``, or ``completed_at`` when that is 0.
+
+    Ballista records a cancel before the graph ends, so a cancelled job's JobEnd has
+    ``end_time`` 0 (in ``index`` and ``job``) and the cancel time in ``completed_at``.
+    Retention, durations and trends go by this; ``/api/jobs`` keeps the index's 0.
+    """
+    return end_time if end_time else completed_at
 
 
 def is_failed(status: object) -> bool:
@@ -182,9 +203,20 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     # Its run time on half, twice and unlimited executors, from a replay (None: no tasks).
     what_if: WhatIf | None = None
 
+    @property
+    def ended_at(self) -> int:
+        """Return when the job ended (``end_time``, or a cancelled job's ``completed_at``)."""
+        return ended_at(self.end_time, self.completed_at)
+
 
 class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):
-    """A log without JobEnd: what its JobStart and TaskEnd records show so far."""
+    """A log without JobEnd: what its JobStart and TaskEnd records show so far.
+
+    No scheduler writes StageStart or StageEnd records (the spec, section 1), and a TaskEnd
+    cannot tell that its stage ended: what is known is the stages with a finished task
+    attempt, the attempts finished and failed, and the last activity. ``stages_started`` and
+    ``stages_ended`` count Stage records, for the logs that have them (0 in a real one).
+    """
 
     file: str
     job_id: str
@@ -193,11 +225,17 @@ class RunningJob(msgspec.Struct, gc=False, omit_defaults=True):
     submitted_at: int
     stages_started: int
     stages_ended: int
+    # Task attempts finished (TaskEnd records), and how many of them failed.
     tasks: int
     failed_tasks: int
+    # The last activity: the latest end of a finished attempt, else the submission time.
     last_event_time: int
     # Why the run is taken for abandoned (its log's age), None while it is still running.
     abandoned: str | None = None
+    # Stages with at least one finished task attempt (distinct TaskEnd stage ids).
+    stages_with_tasks: int = 0
+    # Why the job is taken to have ended without its JobEnd (eventlog.classify), else None.
+    ended: str | None = None
 
 
 class Dated(Protocol):

@@ -129,3 +129,18 @@ def v1_log_lines() -> list[bytes]:
         record("AnEventKindFromTheFuture", {"whatever": [1, 2, {"nested": True}]}),
         record("JobEnd", job_end),
     ]
+
+
+# Job ids as today's scheduler makes them by default: Snowflake ids in Crockford base32.
+SNOWFLAKE_IDS = ("0382W17Y0G000", "0382W17Y0G001", "0382W17Y0G002", "0382W17Y0G003")
+
+
+def upstream_job_lines(job_id: str, name: str = "tpch-q3", **kw: Any) -> list[bytes]:
+    """Return a generated job's lines as today's scheduler writes them (``JobSpec.upstream``).
+
+    No StageStart or StageEnd records, the stages payload in hash-map order, and a failed
+    job's failing stage still Running in the payload and the DOT, with a running task.
+    """
+    kw.setdefault("stages", 3)
+    kw.setdefault("tasks_per_stage", 6)
+    return job_lines(job_id, name, upstream=True, **kw)

@@ -27,7 +27,7 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     files = [p for p in out.rglob("*") if p.is_file() and p.name != MANIFEST_NAME]
     assert summary == {
         "output": str(out),
-        "logs": 27,
+        "logs": 28,
         "jobs_published": 25,
         "jobs_outside_retention": 0,
         "jobs_over_size_limit": 0,
@@ -41,13 +41,23 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
             "unreadable": 0,
             "not-a-log": 0,
             "abandoned": 0,  # every classification is counted, none or not
+            "ended-unrecorded": 1,
         },
-        "skipped": {"incomplete": 1, "malformed": 1},
+        "skipped": {"ended-unrecorded": 1, "incomplete": 1, "malformed": 1},
         "files_written": len(files),
         "bytes_written": sum(p.stat().st_size for p in files),
         "archive": None,
     }
     assert problems == [
+        {
+            "file": "0382W2C5NR000.eventlog",
+            "line": None,
+            "kind": "ended-unrecorded",
+            "message": "no JobEnd record, and its dir's scheduler names a log .eventlog only"
+            " once its job ended (Ballista #2405): the job ended unrecorded",
+            "job_id": "0382W2C5NR000",
+            "skipped": True,
+        },
         {
             "file": "0d9TH4Q.eventlog",
             "line": 14,

@@ -84,7 +84,7 @@ def test_cli_says_it_waits_then_builds(tmp_path: Path, example_logs: Path) -> No
         assert not out.exists()
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
-    assert stdout.startswith(f"Published 25 jobs from 27 logs to {out} ")
+    assert stdout.startswith(f"Published 25 jobs from 28 logs to {out} ")
     with held(tmp_path):
         quiet = subprocess.Popen(
             [*command, "--output", str(out), "--quiet"],

@@ -39,19 +39,24 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
         - (out / MANIFEST_NAME).stat().st_size
     )
     assert lines[0] == (
-        f"Published 25 jobs from 27 logs to {out} ({files} files; site {site_mb / 1e6:.1f} MB) "
+        f"Published 25 jobs from 28 logs to {out} ({files} files; site {site_mb / 1e6:.1f} MB) "
         "in X s."
     )
-    assert lines[1] == "Skipped 2 logs: 1 incomplete, 1 malformed."
+    assert lines[1] == "Skipped 3 logs: 1 ended-unrecorded, 1 incomplete, 1 malformed."
     assert lines[2] == (
+        "  ended-unrecorded: 0382W2C5NR000.eventlog: no JobEnd record, and its dir's scheduler"
+        " names a log .eventlog only once its job ended (Ballista #2405): the job ended"
+        " unrecorded"
+    )
+    assert lines[3] == (
         "  malformed: 0d9TH4Q.eventlog:14: malformed JobEnd: Expected `int`, got `str`"
         " - at `$.index.num_stages`"
     )
-    assert lines[3] == (
+    assert lines[4] == (
         "  incomplete: GHZbKoX.eventlog.running: "
         "still running (.eventlog.running): no JobEnd record yet"
     )
-    assert len(lines) == 4
+    assert len(lines) == 5
 
 
 @pytest.mark.slow  # two full builds through the CLI
@@ -62,6 +67,7 @@ def test_strict_exits_1_when_a_log_was_skipped(tmp_path: Path, example_logs: Pat
     assert (tmp_path / "s/api/jobs").is_file()
     (example_logs / "0d9TH4Q.eventlog").unlink()
     (example_logs / "GHZbKoX.eventlog.running").unlink()
+    (example_logs / "0382W2C5NR000.eventlog").unlink()
     result = CliRunner().invoke(cli, [*args, "--strict"])
     assert result.exit_code == 0, result.output
 
@@ -110,7 +116,7 @@ def test_build_defaults_to_bundled_examples(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["build"])
     assert result.exit_code == 0
-    assert result.output.startswith("Published 25 jobs from 27 logs to site ")
+    assert result.output.startswith("Published 25 jobs from 28 logs to site ")
     assert (tmp_path / "site/index.html").is_file()
 
 
@@ -144,7 +150,7 @@ def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport])
     skipped = {
         s.labels["reason"]: s.value for s in families["ballista_history_logs_skipped"].samples
     }
-    assert skipped == {"incomplete": 1, "malformed": 1}
+    assert skipped == {"ended-unrecorded": 1, "incomplete": 1, "malformed": 1}
     (stamp,) = families["ballista_history_build_timestamp_seconds"].samples
     assert stamp.value == float(os.environ["SOURCE_DATE_EPOCH"])
 
@@ -167,7 +173,7 @@ def test_non_editable_install_builds_a_working_site(tmp_path: Path) -> None:
         [env_dir / "bin/sitegen", "build"], cwd=tmp_path, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("Published 25 jobs from 27 logs to site ")
+    assert run.stdout.startswith("Published 25 jobs from 28 logs to site ")
     installed = subprocess.run(
         [py, "-c", "import sitegen.render.templates as t; print(t.default_template_dir())"],
         capture_output=True,

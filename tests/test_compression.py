@@ -221,10 +221,12 @@ def test_raw_log_gzip_bytes_depend_only_on_the_log(tmp_path: Path) -> None:
     from isal import isal_zlib
 
     from sitegen.eventlog import rawlog
-    from sitegen.examples import EXAMPLE_LOG_DIR
+    from tests.logs import job_lines, write
 
-    log = max(EXAMPLE_LOG_DIR.glob("*.eventlog"), key=lambda p: p.stat().st_size)
+    # Over two of the compressor's pieces, so that where the input is cut matters.
+    log = write(tmp_path / "big.eventlog", job_lines("big", stages=4, tasks_per_stage=1500))
     data = log.read_bytes()
+    assert len(data) > 2 * rawlog.CHUNK
     (tmp_path / "x.eventlog.zst").write_bytes(zst(data))
     runs = [
         (mode, subprocess.run(

@@ -69,7 +69,7 @@ def test_config_paths_are_relative_to_the_file(tmp_path: Path, example_logs: Pat
     elsewhere.mkdir()
     code, out = run(["build", "--config", str(conf / "history.toml")], elsewhere)
     assert code == 0, out
-    assert out.startswith(f"Published 3 of 25 jobs from 27 logs to {tmp_path / 'conf/../out'} ")
+    assert out.startswith(f"Published 3 of 25 jobs from 28 logs to {tmp_path / 'conf/../out'} ")
     assert "22 completed jobs are outside the retention." in out
     assert len(json.loads((tmp_path / "out/api/jobs").read_bytes())) == 3
     assert not list((tmp_path / "out/jobs").glob("*/eventlog.gz"))

@@ -63,7 +63,7 @@ def test_the_check_names_a_requirement_missing_from_the_lock_and_a_pin_outside_i
     ]
     # On Windows the marker-guarded requirement must be pinned too.
     windows = {"sys_platform": "win32"}
-    assert "pywin32>=300; sys_platform == \"win32\": not in requirements/test.lock" in (
+    assert 'pywin32>=300; sys_platform == "win32": not in requirements/test.lock' in (
         lock.disagreements(wanted, pins, windows)
     )
 

@@ -29,6 +29,6 @@ def test_the_same_dir_named_twice_is_read_once(
     ]
     if command == "build":
         assert result.exit_code == 0
-        assert result.stdout.startswith("Published 25 jobs from 27 logs")
+        assert result.stdout.startswith("Published 25 jobs from 28 logs")
     else:
-        assert "Checked 27 logs in logs: 25 completed" in result.stdout
+        assert "Checked 28 logs in logs: 25 completed" in result.stdout

@@ -26,9 +26,13 @@ def _kinds(report: BuildReport) -> dict[str, str]:
 
 def test_example_site_publishes_every_completed_job(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
-    assert report.logs == 27
+    assert report.logs == 28
     assert report.published == 25
-    assert sorted(report.skipped.items()) == [("incomplete", 1), ("malformed", 1)]
+    assert sorted(report.skipped.items()) == [
+        ("ended-unrecorded", 1),
+        ("incomplete", 1),
+        ("malformed", 1),
+    ]
     listed = json.loads((site / "api/jobs").read_bytes())
     assert len(listed) == 25
     starts = [(-j["start_time"], j["job_id"]) for j in listed]
@@ -48,7 +52,10 @@ def test_example_site_publishes_every_completed_job(example_site: tuple[Path, Bu
             "end_time",
         ]
         assert (site / "api/job" / job["job_id"] / "index.json").is_file()
-    assert report.running[0].file.endswith(".eventlog.running")
+    # A job that ended unrecorded is listed beside the running one, as such.
+    ended, running = report.running
+    assert ended.file == "0382W2C5NR000.eventlog" and ended.ended is not None
+    assert running.file.endswith(".eventlog.running") and running.ended is None
 
 
 def test_job_files_are_the_stored_bytes(example_site: tuple[Path, BuildReport]) -> None:

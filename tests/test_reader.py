@@ -126,6 +126,35 @@ def test_extra_fields_do_not_break_decoding(tmp_path: Path) -> None:
     assert read.job_start is not None and read.job_start.scheduler_id == "s-1"
 
 
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        (b'"scheduler-1"', "scheduler-1"),
+        (b'"\\u00e9"', "\u00e9"),
+        (b"7", None),
+        (b"1e999", None),  # out of any float's range: still JSON, still read
+        (b"18446744073709551616", None),
+        (b'{"id":"scheduler-1","endpoint":"10.0.0.5:50050"}', None),
+        (b"null", None),
+        (b'["scheduler-1",50050]', None),
+        (b"true", None),
+    ],
+)
+def test_any_scheduler_id_is_read(tmp_path: Path, value: bytes, kept: str | None) -> None:
+    # scheduler_id is proposed upstream (#2413, PR #2462), its name and type not settled: a
+    # JobStart with any JSON value there is read whole, and only a string is kept.
+    job_id = "0382W17Y0G000"
+    lines = job_lines(job_id, upstream=True)
+    assert lines[0].startswith(b'{"ev":"JobStart","version":1,"data":{"job_id":"0382W17Y0G000"')
+    lines[0] = lines[0].replace(b"}}\n", b',"scheduler_id":' + value + b"}}\n")
+    read = read_log(write(tmp_path / f"{job_id}.eventlog", lines))
+    assert read.classification is Classification.COMPLETED
+    assert not read.damaged_counts and read.skipped_lines == 0
+    assert read.job_start is not None and read.job_start.job_id == job_id
+    assert read.job_start.job_name == "tpch-q1" and read.job_start.submitted_at > 0
+    assert read.job_start.scheduler_id == kept
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(),
     lambda children: (

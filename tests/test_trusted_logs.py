@@ -58,7 +58,9 @@ def test_trusted_builds_stat_only_the_names_in_and_the_unfinished_logs(
     site = tmp_path / "site"
     full = build(BuildOptions(example_logs, site))
     unfinished = sorted(
-        p.file for p in full.problems if p.kind in ("incomplete", "malformed", "unreadable")
+        p.file
+        for p in full.problems
+        if p.kind in ("incomplete", "malformed", "unreadable", "ended-unrecorded")
     )
     first = next(p for p in sorted(example_logs.glob("*.eventlog")) if p.name not in unfinished)
     lines = job_lines("added", name="solo", start_ms=5_000_000_000_000)
@@ -88,9 +90,11 @@ def test_a_trusted_no_op_stats_only_the_unfinished_logs(
     site = tmp_path / "site"
     full = build(BuildOptions(example_logs, site))
     unfinished = sorted(
-        p.file for p in full.problems if p.kind in ("incomplete", "malformed", "unreadable")
+        p.file
+        for p in full.problems
+        if p.kind in ("incomplete", "malformed", "unreadable", "ended-unrecorded")
     )
-    assert len(unfinished) == 2  # the running log and the damaged one
+    assert len(unfinished) == 3  # the running log, the one that ended unrecorded, the damaged one
     with monkeypatch.context() as m:
         stat_ed = no_full_listing(m)
         quick = trusted(example_logs, site)
@@ -112,11 +116,13 @@ def test_trusted_builds_see_new_gone_and_growing_logs(tmp_path: Path, example_lo
     steps = []
     write(example_logs / "added.eventlog", job_lines("added", start_ms=5_000_000_000_000))
     steps.append(trusted(example_logs, site))
-    # A log written in place as its job runs: the same name, listed alike, still seen.
+    # A log written in place as its job runs: the same name, listed alike, still seen. Beside
+    # a .running log (Ballista #2405 naming) a .eventlog without JobEnd ended unrecorded, and
+    # is looked at again on every build as a running one is.
     lines = job_lines("grows", start_ms=5_000_000_100_000)
     write(example_logs / "grows.eventlog", lines[:-1])
     steps.append(trusted(example_logs, site))
-    assert steps[-1].classifications["incomplete"] == 2
+    assert steps[-1].classifications["ended-unrecorded"] == 2
     with open(example_logs / "grows.eventlog", "ab") as f:
         f.write(lines[-1])
     steps.append(trusted(example_logs, site))
@@ -163,7 +169,7 @@ def test_several_log_dirs_report_alike_when_trusted(
     with monkeypatch.context() as m:
         stat_ed = no_full_listing(m)
         quick = trusted(dirs, site)
-    assert len(stat_ed) == 4
+    assert len(stat_ed) == 5  # the unfinished logs: running, ended unrecorded, damaged
     same_report(quick, full)
     # A log added to the second dir: seen, and the site is what a clean build makes.
     write(other / "added.eventlog", job_lines("added", start_ms=5_000_000_000_000))
@@ -187,7 +193,7 @@ def test_trusting_is_the_default_and_verify_logs_stats_each(
     for trusting in (args, [*args, "--trust-finished-logs"]):
         result = runner.invoke(cli, trusting)
         assert result.exit_code == 0, result.output
-        assert " is up to date: 26 jobs from 28 logs, nothing changed;" in result.output
+        assert " is up to date: 26 jobs from 29 logs, nothing changed;" in result.output
     # The off switch: the flag, the config key or the variable.
     config = tmp_path / "sitegen.toml"
     config.write_text("trust_finished_logs = false\n")
@@ -200,8 +206,8 @@ def test_trusting_is_the_default_and_verify_logs_stats_each(
             f.truncate(0)
             f.writelines(job_lines("added", name=f"renamed {len(verifying)} {len(env)}"))
         result = runner.invoke(cli, verifying, env=env)
-        assert result.output.startswith("Published 26 jobs from 28 logs"), result.output
-        assert "; 1 log read, 27 unchanged)" in result.output
+        assert result.output.startswith("Published 26 jobs from 29 logs"), result.output
+        assert "; 1 log read, 28 unchanged)" in result.output
 
 
 def test_a_trusting_build_stats_each_log_when_the_names_cannot_be_spliced(

@@ -1,4 +1,4 @@
-"""The ``id-collision`` warnings of a build, from the published jobs its state holds."""
+"""The ``id-collision`` and ``tui-unreachable`` warnings of a build, from its published jobs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 import msgspec
 
 from sitegen.builder.state.store import State
-from sitegen.eventlog.collisions import folded, id_collisions
+from sitegen.eventlog.collisions import folded, id_collisions, tui_unreachable
 from sitegen.model import Problem
 
 # The state's meta row that keeps the last build's warnings for builds with nothing to do.
@@ -15,17 +15,22 @@ META = "id_collisions"
 
 
 def published_collisions(state: State, changed: bool) -> list[Problem]:
-    """Return the warnings of the published ids that collide; ``changed``: the site did.
+    """Return the warnings of the published ids that collide or the TUI cannot ask for.
 
-    A build that changed the site finds them (one pass over the published ids) and keeps
-    them in the state, inside its transaction; one with nothing to do reads them back.
+    ``changed``: the site did. A build that changed the site finds them (one pass over the
+    published ids) and keeps them in the state, inside its transaction; one with nothing to
+    do reads them back.
     """
     if not changed:
         kept = state.meta_value(META)
         if kept is not None:
             return msgspec.json.decode(kept, type=list[Problem])
-    colliding = _colliding(state.published_ids_text())
+    text = state.published_ids_text()
+    colliding = _colliding(text)
     problems = id_collisions(state.published_id_keys(colliding)) if colliding else []
+    if "%" in text:  # the TUI sends a % as it is (eventlog.collisions)
+        odd = [job_id for job_id in text.split("\n") if "%" in job_id]
+        problems += tui_unreachable(state.published_id_keys(odd))
     if changed:
         state.set_meta(META, msgspec.json.encode(problems).decode())
     return problems

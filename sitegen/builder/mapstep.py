@@ -67,8 +67,14 @@ def state_row(summary: JobSummary) -> LogRow:
     )
 
 
-def running_job(read: LogRead, log: LogFile, abandoned: str | None = None) -> RunningJob:
-    """Describe a log without JobEnd from what it recorded so far (``abandoned``: why so)."""
+def running_job(
+    read: LogRead, log: LogFile, abandoned: str | None = None, ended: str | None = None
+) -> RunningJob:
+    """Describe a log without JobEnd from what it recorded so far.
+
+    ``abandoned``: why its run is taken for abandoned; ``ended``: why its job is taken to
+    have ended unrecorded.
+    """
     start = read.job_start
     times = [t.end_exec_time for t in read.tasks]
     return RunningJob(
@@ -77,12 +83,15 @@ def running_job(read: LogRead, log: LogFile, abandoned: str | None = None) -> Ru
         job_name=start.job_name if start else "",
         queued_at=start.queued_at if start else 0,
         submitted_at=start.submitted_at if start else 0,
+        # Stage records, where a log has them: no scheduler writes them (see RunningJob).
         stages_started=len(read.stage_starts),
         stages_ended=len(read.stage_ends),
         tasks=len(read.tasks),
         failed_tasks=sum(1 for t in read.tasks if is_failed(t.status)),
         last_event_time=max(times, default=start.submitted_at if start else 0),
         abandoned=abandoned,
+        ended=ended,
+        stages_with_tasks=len({t.stage_id for t in read.tasks}),
     )
 
 
@@ -279,6 +288,8 @@ def _process_log(
             outcome.running = running_job(read, log)
         elif outcome.classification is Classification.ABANDONED:
             outcome.running = running_job(read, log, verdict.problems[0].message)
+        elif outcome.classification is Classification.ENDED_UNRECORDED:
+            outcome.running = running_job(read, log, ended=verdict.problems[0].message)
         return outcome, False
     job_id = verdict.job_id
     analysis = analyse(read, outcome.file, log.size)

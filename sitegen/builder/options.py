@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,8 +61,8 @@ class BuildOptions:
     # The most one log may hold once decompressed, and one of its lines (eventlog/limits.py).
     max_log_size: int = MAX_LOG_BYTES
     max_line_size: int = MAX_LINE_BYTES
-    # A .running log not written to for this long is an abandoned run (``--max-age`` syntax;
-    # ``0``: never).
+    # A .running log not written to for this long is an abandoned run, a .eventlog without
+    # JobEnd a job that ended unrecorded (``--max-age`` syntax; ``0``: never).
     stale_after: str = STALE_AFTER
     # fsspec storage options for every storage URL (``endpoint_url``, ``profile``...): from
     # sitegen.toml; credentials are best left to the standard chains.
@@ -158,9 +159,15 @@ class BuildReport:
         return Counter(str(p.kind) for p in self.problems if p.skipped)
 
 
-def log_limits(options: BuildOptions, now: float) -> LogLimits:
-    """Return the limits a build reads and judges its logs by, ``now`` its clock (seconds)."""
-    return limits_of(options.max_log_size, options.max_line_size, options.stale_after, now)
+def log_limits(
+    options: BuildOptions, now: float, renaming: frozenset[str] = frozenset()
+) -> LogLimits:
+    """Return the limits a build reads and judges its logs by, ``now`` its clock (seconds).
+
+    ``renaming``: the dirs that name logs the Ballista #2405 way (builder/renaming.py).
+    """
+    limits = limits_of(options.max_log_size, options.max_line_size, options.stale_after, now)
+    return dataclasses.replace(limits, renaming=renaming) if renaming else limits
 
 
 def limits_of(max_log_size: int, max_line_size: int, stale_after: str, now: float) -> LogLimits:

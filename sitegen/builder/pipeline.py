@@ -226,7 +226,7 @@ def _renderer(run: Run) -> PageRenderer:
         raw_logs=options.raw_logs,
         cache_key=run.fingerprint,
         follow_links=options.follow_links,
-        limits=log_limits(options, run.stamp),
+        limits=log_limits(options, run.stamp, run.renaming),
     )
     pages.warm()
     return pages

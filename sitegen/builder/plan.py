@@ -18,6 +18,7 @@ import msgspec
 
 from sitegen.builder import selection
 from sitegen.builder.parallel import EarlyWorkers
+from sitegen.builder.renaming import rejudged, renames, renaming_dirs
 from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.identity import (
@@ -127,6 +128,10 @@ class Run:
     # The log dirs' stamps (identity.dir_stamps), taken before they are listed, and when.
     dir_stamps: list[list[int]] | None = None
     stamped_ns: int = 0
+    # The dirs (key prefixes) that name logs the Ballista #2405 way, and the finished logs
+    # found renamed from ``.running`` since the last build (builder/renaming.py).
+    renaming: frozenset[str] = frozenset()
+    renamed: list[str] = field(default_factory=list)
 
     @property
     def pool(self) -> Executor | None:
@@ -170,13 +175,17 @@ class Run:
 
     @functools.cached_property
     def stale(self) -> set[str]:
-        """Return the keys of the running logs the clock now takes for abandoned runs (once)."""
+        """Return the keys of the running logs the clock now judges otherwise (once).
+
+        A ``.running`` log past ``--stale-after`` is an abandoned run, any other a job that
+        ended unrecorded (eventlog.classify).
+        """
         assert self.state is not None
         limits = log_limits(self.options, self.stamp)
         return {
             key
             for key, mtime_ns in self.state.running_logs().items()
-            if key.endswith(".eventlog.running") and limits.abandoned(mtime_ns) is not None
+            if limits.stale(mtime_ns) is not None
         }
 
 
@@ -253,11 +262,11 @@ def plan(run: Run) -> None:
     the rows of the logs that differ alone: at 100,000 logs, a row apiece cost 1 s.
     """
     state = run.state
+    labels = key_prefixes(run.options.log_dirs)
     if state is None:
         run.todo = range(len(run.logs))  # every log: not a list of 100,000 numbers
+        run.renaming = renaming_dirs(run.logs, labels)
         return
-    # Logs to read again though unchanged: a note changed, or the clock abandoned a run.
-    noted = noted_keys(state, run.notes) | run.stale
     listed = None
     if run.options.trust_finished_logs and not run.stat_ed:
         options = run.options
@@ -267,6 +276,12 @@ def plan(run: Run) -> None:
         differ, gone = listed.differ, listed.gone
     else:
         differ, gone = changed_logs(state.identities(), run.logs)
+    run.renamed = renames(gone, differ)
+    run.renaming = renaming_dirs(run.logs, labels, state, run.renamed, gone)
+    # Logs to read again though unchanged: a note changed, the clock abandoned a run, or a
+    # dir's naming (or the clock) says a job ended unrecorded.
+    limits = log_limits(run.options, run.stamp)
+    noted = noted_keys(state, run.notes) | run.stale | rejudged(state, run.renaming, limits)
     todo: list[int] = []
     run.gone = sorted(gone)
     run.known = state.known(differ | noted | set(run.gone))

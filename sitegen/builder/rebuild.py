@@ -126,6 +126,7 @@ class Rebuild:
             progress.start(len(run.todo))
         self.publication.make_dirs(root_parents(self.pages))
         self.state.forget(run.gone)
+        self.state.set_renamed(run.renamed, run.gone)
         self.state.touch(run.moved)
         self.map_logs(run.todo, progress=progress, pool=run.pool)
 

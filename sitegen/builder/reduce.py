@@ -65,7 +65,9 @@ def reduce(
     published = sum(by_status.values())
     held, older = _listing(state, writer, pages, extra, published, moments, before, signatures)
     newest = list(state.newest(PAGE_CAPACITY))
-    pages.front_page(writer, newest, by_status, len(running), len(problems), older, extra)
+    # A job that ended unrecorded is listed beside the running ones, but is not running.
+    still = sum(1 for r in running if r.ended is None)
+    pages.front_page(writer, newest, by_status, still, len(problems), older, extra)
     # With an archive, every published job is in one find part: the array is theirs.
     jobs = state.jobs_json_by_part() if older is not None else state.jobs_json()
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):

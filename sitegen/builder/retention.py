@@ -1,4 +1,8 @@
-"""``--max-age``: how long ago a job may have ended and still be on the site (selection.py)."""
+"""``--max-age``: how long ago a job may have ended and still be on the site (selection.py).
+
+A job ended at its index's ``end_time``, or a cancelled job at its ``completed_at`` (its index
+says 0): the state's ``end_time`` column holds that (``model.ended_at``).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ def parse_age(text: str) -> float:
     return float(found.group(1)) * _SECONDS[found.group(2)]
 
 
-# A running log not written to for this long is abandoned (the default of --stale-after).
+# A running log not written to for this long is abandoned, a finished one without JobEnd
+# ended unrecorded (the default of --stale-after).
 STALE_AFTER = "24h"
 
 

@@ -60,6 +60,7 @@ def select(
     # What a winner must meet to be published, the losers aside.
     kept = _Kept("job_id IS NOT NULL", [])
     if max_age_cutoff_ms is not None:
+        # When the job ended: a cancelled job's cancel time (model.ended_at), not its 0.
         kept.narrow("end_time >= ?", max_age_cutoff_ms)
     if max_jobs is not None:
         _newest(state, kept, unique, max_jobs)

@@ -141,8 +141,9 @@ class Watcher:
             self.busy = False
         done.seconds = time.perf_counter() - began
         if done.report is not None:
-            # Runs still running (not abandoned) are judged again on the timer.
-            self.running = any(r.abandoned is None for r in done.report.running)
+            # Runs still running (not abandoned, not ended unrecorded) are judged again on
+            # the timer.
+            self.running = any(r.abandoned is None and r.ended is None for r in done.report.running)
         self.on_publish(done)
         return done
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from sitegen.diagnose.diagnosis import Diagnosis, diagnose, facts_of
 from sitegen.diagnose.failures import task_error_patterns
 from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.diagnose.statuses import EndedStatuses, ended_statuses
 from sitegen.eventlog import dotgraph, payload
 from sitegen.eventlog.dotgraph import JobGraph
 from sitegen.eventlog.reader import LogRead
@@ -25,9 +26,12 @@ class JobAnalysis:
     # The per-job record the reduce, the state and the gate keep (findings included).
     summary: JobSummary
     graph: JobGraph
-    # The decoded stages payload, with each stage's TaskEnd records beside it.
+    # The decoded stages payload in stage order, with each stage's TaskEnd records beside it.
     stages: list[tuple[payload.Stage, list[TaskEnd]]]
     diagnosis: Diagnosis
+    # What the stages and tasks that the payload and the DOT still call Running were, by how
+    # the job ended (a failed job's failing stage: Failed); the pages show it, the API does not.
+    statuses: EndedStatuses
 
 
 def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
@@ -44,7 +48,8 @@ def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
     summary.findings = found.findings
     summary.root_cause = found.root_cause.error if found.root_cause else None
     summary.what_if = found.what_if
-    return JobAnalysis(summary, graph, facts.stages, found)
+    statuses = ended_statuses(read.job_end.status, facts.stages)
+    return JobAnalysis(summary, graph, facts.stages, found, statuses)
 
 
 def summarize(read: LogRead, file: str) -> JobSummary:

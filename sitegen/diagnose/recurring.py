@@ -61,6 +61,7 @@ class Run(NamedTuple):
     job_id: str
     job_name: str
     start_time: int
+    # When it ended (model.ended_at: a cancelled job's completed_at, its index saying 0).
     end_time: int
     status: str
     failed: bool
@@ -77,7 +78,7 @@ class Run(NamedTuple):
             job.job_id,
             job.job_name,
             job.start_time,
-            job.end_time,
+            job.ended_at,
             job.status,
             failed(job),
             succeeded(job),
@@ -96,9 +97,10 @@ J = TypeVar("J", JobSummary, Run)
 
 def duration_ms(job: JobSummary | Run) -> int | None:
     """Return a run's wall time (start to end, as the jobs list shows it), None if unknown."""
-    if job.start_time <= 0 or job.end_time < job.start_time:
+    end = job.ended_at if isinstance(job, JobSummary) else job.end_time
+    if job.start_time <= 0 or end < job.start_time:
         return None
-    return job.end_time - job.start_time
+    return end - job.start_time
 
 
 def succeeded(job: JobSummary) -> bool:

@@ -17,6 +17,7 @@ from operator import attrgetter
 import msgspec
 
 from sitegen.diagnose.failed_attempts import error_text
+from sitegen.diagnose.statuses import NO_CHANGE, EndedStatuses
 from sitegen.eventlog.payload import Stage, TaskSummary, as_int, task_status
 from sitegen.eventlog.schema import TaskEnd
 
@@ -58,8 +59,14 @@ class _Rows:
         return by_time.get((end.start_exec_time, end.end_exec_time)) or by_id.get(end.task_id)
 
 
-def trace(job_id: str, tasks: list[TaskEnd], stages: list[Stage]) -> bytes:
-    """Return ``trace.json`` for one job: every attempt that ran, and every stage's span."""
+def trace(
+    job_id: str, tasks: list[TaskEnd], stages: list[Stage], statuses: EndedStatuses = NO_CHANGE
+) -> bytes:
+    """Return ``trace.json`` for one job: every attempt that ran, and every stage's span.
+
+    A stage's status is the one the pages show (``statuses``: a failed job's stage that the
+    payload still calls Running is Failed).
+    """
     rows: dict[int, _Rows] = {}
     for stage in stages:
         sid = as_int(stage.stage_id)
@@ -142,7 +149,9 @@ def trace(job_id: str, tasks: list[TaskEnd], stages: list[Stage]) -> bytes:
             if end > span[1]:
                 span[1] = end
             span[2] += 1
-    status_of = {as_int(s.stage_id): s.stage_status for s in stages}
+    status_of = {
+        as_int(s.stage_id): statuses.stage(s.stage_id, s.stage_status).word for s in stages
+    }
     for n, (sid, (first, last, attempts)) in enumerate(sorted(spans.items()), 1):
         # A thread per stage: stages run in parallel, and spans on one thread must nest.
         events.append(_meta("thread_name", STAGES_PID, f"stage {sid}", tid=n))

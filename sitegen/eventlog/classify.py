@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from sitegen.eventlog.compression import compression_of
 from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
-from sitegen.eventlog.logfiles import LogFile
+from sitegen.eventlog.logfiles import LogFile, label_of
 from sitegen.model import Classification, Problem, ProblemKind
 
 if TYPE_CHECKING:
@@ -30,7 +31,8 @@ class Verdict:
     problems: list[Problem] = field(default_factory=list)
     # The id the job is published under; None when the log cannot be published.
     job_id: str | None = None
-    # What the log is taken for when the clock says more than its records (abandoned).
+    # What the log is taken for when its name, dir or age say more than its records
+    # (abandoned, ended unrecorded).
     classification: Classification | None = None
 
 
@@ -54,6 +56,15 @@ def judge(log: LogFile, read: LogRead, limits: LogLimits = DEFAULT_LIMITS) -> Ve
                 problem = Problem(ProblemKind.ABANDONED, name, abandoned, None, log.name_id)
                 return Verdict([problem], classification=Classification.ABANDONED)
             message = "still running (.eventlog.running): no JobEnd record yet"
+        elif read.classification is Classification.INCOMPLETE:
+            ended = ended_unrecorded(log, limits)
+            if ended is not None:
+                problems = [Problem(ProblemKind.ENDED_UNRECORDED, name, ended, None, log.name_id)]
+                if damaged is not None:
+                    problems.append(
+                        Problem(ProblemKind.DAMAGED_LINES, name, damaged, None, log.name_id)
+                    )
+                return Verdict(problems, classification=Classification.ENDED_UNRECORDED)
         kind = _PROBLEM_OF[read.classification]
         problems = [Problem(kind, name, message, read.line, log.name_id)]
         if damaged is not None and read.classification is Classification.INCOMPLETE:
@@ -78,6 +89,32 @@ def judge(log: LogFile, read: LogRead, limits: LogLimits = DEFAULT_LIMITS) -> Ve
     if damaged is not None:
         verdict.problems.append(Problem(ProblemKind.DAMAGED_LINES, name, damaged, None, job_id))
     return verdict
+
+
+def ended_unrecorded(log: LogFile, limits: LogLimits) -> str | None:
+    """Say why a log not named ``.running`` that holds no JobEnd is a job that ended, or None.
+
+    Since Ballista #2405 a scheduler writes ``<id>.eventlog.running`` and renames it to
+    ``<id>.eventlog`` when the job ends, whether or not it could write a JobEnd; one from
+    before #2405 writes ``<id>.eventlog`` from the start. So a ``.eventlog`` without JobEnd
+    ended unrecorded where its dir shows the #2405 naming (``limits.renaming``: the build
+    tells it), or once it is older than ``--stale-after``; else it may still be running. A
+    compressed log is a finished file whatever its dir.
+    """
+    if compression_of(log.path) is not None:
+        return "a compressed log holds no JobEnd record: the job ended unrecorded"
+    if label_of(log.key) in limits.renaming:
+        return (
+            "no JobEnd record, and its dir's scheduler names a log .eventlog only once its job "
+            "ended (Ballista #2405): the job ended unrecorded"
+        )
+    age = limits.stale(log.mtime_ns)
+    if age is not None:
+        return (
+            f"no JobEnd record, and last written {age} ago: the job ended unrecorded (or its "
+            "scheduler, one from before Ballista #2405, stopped before the job ended)"
+        )
+    return None
 
 
 class Claim(Protocol):

@@ -4,6 +4,11 @@ Ballista's ids are case-sensitive, and so is every server the site is generated 
 ``AbC1234`` and ``abc1234`` are two jobs and both are published. Unpacked on a
 case-insensitive file system (macOS, Windows) or one that normalises names (macOS), one
 job's directory would overwrite the other's: such ids are an ``id-collision`` warning.
+
+An id holding ``%`` is published and served percent-encoded, but the Ballista TUI escapes
+ids with the URL *path* set, which leaves ``%`` as it is: the host decodes what follows
+(``a%41b`` asks for ``aAb``; ``%zz`` is refused), so the TUI cannot open that job. Such ids
+are a ``tui-unreachable`` warning.
 """
 
 from __future__ import annotations
@@ -58,5 +63,27 @@ def id_collisions(published: Iterable[tuple[str, str]]) -> list[Problem]:
                     job_id=job_id,
                 )
             )
+    problems.sort(key=lambda p: p.file)
+    return problems
+
+
+def tui_unreachable(published: Iterable[tuple[str, str]]) -> list[Problem]:
+    """Return a warning for each published job whose id the Ballista TUI cannot ask for.
+
+    ``published``: ``(job id, log key)`` of every published job; a warning goes to its log.
+    """
+    problems = [
+        Problem(
+            ProblemKind.TUI_UNREACHABLE,
+            key,
+            f"job id {job_id!r} holds '%', which the Ballista TUI sends as it is (it escapes "
+            "ids with the URL path set): the host decodes it, so the TUI asks for another id "
+            "or is refused; the job is published, and browsers and curl reach it "
+            "percent-encoded",
+            job_id=job_id,
+        )
+        for job_id, key in published
+        if "%" in job_id
+    ]
     problems.sort(key=lambda p: p.file)
     return problems

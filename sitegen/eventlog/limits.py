@@ -30,17 +30,29 @@ class LogLimits:
 
     max_log_bytes: int = MAX_LOG_BYTES
     max_line_bytes: int = MAX_LINE_BYTES
-    # A .running log not written to for longer than this (ns) is abandoned; 0: never. ``now_ns``
-    # is the build's clock (SOURCE_DATE_EPOCH honoured), as retention takes it.
+    # A .running log not written to for longer than this (ns) is abandoned, a finished one
+    # without JobEnd ended unrecorded; 0: never. ``now_ns`` is the build's clock
+    # (SOURCE_DATE_EPOCH honoured), as retention takes it.
     stale_after_ns: int = 0
     now_ns: int = 0
+    # The key prefixes ("" for one dir) of the log dirs whose scheduler renames a log from
+    # ``.eventlog.running`` to ``.eventlog`` when its job ends (Ballista #2405): there a
+    # ``.eventlog`` without JobEnd ended unrecorded (eventlog.classify; the build tells them).
+    renaming: frozenset[str] = frozenset()
 
-    def abandoned(self, mtime_ns: int) -> str | None:
-        """Return why a running log last written at ``mtime_ns`` is abandoned, else None."""
+    def stale(self, mtime_ns: int) -> str | None:
+        """Return how long ago a log was last written (``mtime_ns``) if past the age, else None."""
         age = self.now_ns - mtime_ns
         if not self.stale_after_ns or age <= self.stale_after_ns:
             return None
-        return f"last written {age_text(age)} ago; the scheduler stopped before the job ended"
+        return age_text(age)
+
+    def abandoned(self, mtime_ns: int) -> str | None:
+        """Return why a running log last written at ``mtime_ns`` is abandoned, else None."""
+        age = self.stale(mtime_ns)
+        if age is None:
+            return None
+        return f"last written {age} ago; the scheduler stopped before the job ended"
 
 
 def age_text(ns: int) -> str:

@@ -142,7 +142,14 @@ class TaskSummary(msgspec.Struct, frozen=True, gc=False):
 
 
 def task_duration(task: TaskSummary) -> int | None:
-    """Return a task's duration: ``exec_duration``, else end minus start; None if unknown."""
+    """Return a task's duration: ``exec_duration``, else end minus start; None if unknown.
+
+    A task that had not ended when the payload was taken (``end_exec_time`` 0: still running,
+    or cut short by its job's end) has none, though the scheduler writes it an
+    ``exec_duration`` of 0 (end minus start, saturated at 0).
+    """
+    if task.end_exec_time == 0:
+        return None
     took = task.exec_duration
     if took is None and task.start_exec_time is not None and task.end_exec_time is not None:
         took = task.end_exec_time - task.start_exec_time
@@ -199,16 +206,36 @@ class _Stages(msgspec.Struct):
 _STAGES_DECODER = msgspec.json.Decoder(_Stages)
 
 
+def stage_key(stage_id: str) -> tuple[bool, int]:
+    """Return the key that sorts stage ids in stage order: numbers first, by value.
+
+    An id that is not a number sorts after them all (a stable sort keeps such ids, and
+    numbers written twice such as ``1`` and ``01``, in the order they came).
+    """
+    number = as_int(stage_id)
+    return (number is None, number or 0)
+
+
+def in_stage_order(found: list[Stage]) -> list[Stage]:
+    """Return stages sorted by stage id (the payload's own order is a hash map's)."""
+    return sorted(found, key=lambda stage: stage_key(stage.stage_id))
+
+
 def stages(raw: bytes | msgspec.Raw) -> list[Stage]:
-    """Read the stages payload: typed when it has today's shape, leniently otherwise."""
+    """Read the stages payload, in stage order: typed when it has today's shape, else leniently.
+
+    The scheduler builds the payload from a hash map, so its stages come in no set order (a
+    job's may read 2, 3, 1): every page lists them by stage id. The ``/api`` file keeps the
+    payload's bytes, order included.
+    """
     try:
         # A Raw is a buffer of the log line: decode it in place rather than copy 200 kB.
         found = _STAGES_DECODER.decode(raw).stages
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return _lenient_stages(decode(raw))
+        return in_stage_order(_lenient_stages(decode(raw)))
     for n, stage in enumerate(found, 1):
         stage.stage_id = stage.stage_id or str(n)
-    return found
+    return in_stage_order(found)
 
 
 def _lenient_stages(data: Any) -> list[Stage]:

@@ -1,4 +1,9 @@
-"""Stream one event log line by line and classify it."""
+"""Stream one event log line by line and classify it.
+
+Reading stops at the first JobEnd, as Ballista's own reader does: a scheduler from before
+Ballista #2405 could append a late TaskEnd after it, which no reader reads (a compressed log
+is still read to its end, to see damage, but nothing after JobEnd is taken).
+"""
 
 from __future__ import annotations
 

@@ -33,7 +33,22 @@ class JobStart(msgspec.Struct):
     submitted_at: Int64 = 0
     logical_plan: str | None = None
     physical_plan: str | None = None
-    scheduler_id: str | None = None
+    # Proposed upstream (Ballista #2413, PR #2462), its name and type not settled: kept
+    # undecoded, so any JSON value a scheduler writes there (a number, an object, 1e999)
+    # never makes the JobStart line damaged. Only a string is read (``scheduler_id``).
+    raw_scheduler_id: msgspec.Raw = msgspec.field(default=msgspec.Raw(b"null"), name="scheduler_id")
+
+    @property
+    def scheduler_id(self) -> str | None:
+        """Return the scheduler's id when the log gives it as a string, else None.
+
+        A value of another type (a number, an object, a list, null) is not guessed at: it
+        reads as no id, and the rest of the record is read as usual.
+        """
+        raw = memoryview(self.raw_scheduler_id)
+        if raw[:1].tobytes() != b'"':
+            return None
+        return _SCHEDULER_ID_DECODER.decode(raw)
 
 
 class StageStart(msgspec.Struct):
@@ -130,6 +145,7 @@ class JobEndRecord(msgspec.Struct):
 
 
 ENVELOPE_DECODER = msgspec.json.Decoder(Envelope)
+_SCHEDULER_ID_DECODER = msgspec.json.Decoder(str)
 JOB_START_DECODER = msgspec.json.Decoder(JobStart)
 STAGE_START_DECODER = msgspec.json.Decoder(StageStart)
 STAGE_END_DECODER = msgspec.json.Decoder(StageEnd)

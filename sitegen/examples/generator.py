@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import msgspec
 
-Outcome = Literal["succeeded", "failed", "cancelled", "running"]
+# "unrecorded": the job ends, but its log holds no JobEnd (it ended unrecorded).
+Outcome = Literal["succeeded", "failed", "cancelled", "running", "unrecorded"]
 
 BASE_TIME_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: fixed so output never depends on "now"
 QUERY_NAMES = [f"tpch-q{n}" for n in range(1, 23)]
@@ -96,6 +97,16 @@ class JobSpec:
     idle: tuple[int, int] | None = None
     # Error texts of failed attempts, formatted with stage, task, executor and attempt.
     errors: tuple[str, ...] = ()
+    # What today's scheduler writes (the spec's section 1): no StageStart or StageEnd records,
+    # the stages payload in its hash map's order (not by stage id) with the stages that never
+    # started, and a failed job's failing stage still Running in the payload and the DOT (the
+    # JobEnd is written before the stage is marked failed), listing the tasks it was running.
+    upstream: bool = False
+
+
+def _stage_number(summary: dict[str, Any]) -> int:
+    """Return a stage summary's stage id as a number (the payload writes it as a string)."""
+    return int(summary["stage_id"])
 
 
 def _parents(stage: int) -> list[int]:
@@ -160,7 +171,7 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         },
     )
     now = spec.start_ms + rng.randint(2, 20)
-    stage_summaries = []
+    stage_summaries: list[dict[str, Any]] = []
     statuses: dict[int, str] = {}
     total_out = 0
     failed_error: str | None = None
@@ -173,9 +184,10 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
     for sid in range(1, last_stage + 1):
         if spec.idle is not None and spec.idle[0] == sid:
             now += spec.idle[1]
-        yield _line("StageStart", {"stage_id": sid, "partitions": spec.tasks_per_stage})
+        if not spec.upstream:
+            yield _line("StageStart", {"stage_id": sid, "partitions": spec.tasks_per_stage})
         fail_here = spec.outcome == "failed" and sid == spec.stages
-        tasks = []
+        tasks: list[dict[str, Any]] = []
         stage_end = now
         durations: list[int] = []
         inputs: list[int] = []
@@ -209,6 +221,27 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
                     status = {"Failed": {"reason": "ExecutionError", "error": error}}
                     failed_error = failed_error or error
                     in_rows = out_rows = 0
+                # Upstream, the stage the job fails in lists the tasks it was running: no
+                # TaskEnd (only terminal statuses are recorded), no end, no rows.
+                cut = spec.upstream and fail_here and tid % 3 == 2 and attempt + 1 == attempts
+                if cut:
+                    tasks.append(
+                        {
+                            "id": tid + attempt * spec.tasks_per_stage,
+                            "status": "Running",
+                            "partition_id": [tid],
+                            "scheduled_time": launch - 2,
+                            "launch_time": launch,
+                            "start_exec_time": start,
+                            "end_exec_time": 0,
+                            "exec_duration": 0,
+                            "finish_time": 0,
+                            "input_rows": 0,
+                            "output_rows": 0,
+                        }
+                    )
+                    stage_end = max(stage_end, start + 1)
+                    continue
                 yield _line(
                     "TaskEnd",
                     {
@@ -246,10 +279,10 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
                         }
                     )
         stage_status = "Failed" if fail_here else "Successful"
-        if spec.outcome == "running" and sid == last_stage:
+        if (spec.outcome == "running" and sid == last_stage) or (fail_here and spec.upstream):
             stage_status = "Running"
         statuses[sid] = stage_status
-        if stage_status != "Running":
+        if stage_status != "Running" and not spec.upstream:
             yield _line("StageEnd", {"stage_id": sid, "status": stage_status})
         in_total = sum(t["input_rows"] for t in tasks)
         out_total = sum(t["output_rows"] for t in tasks)
@@ -269,10 +302,24 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
             }
         )
         now = stage_end + rng.randint(1, 15)
-    if spec.outcome == "running":
+    if spec.outcome in ("running", "unrecorded"):
         return
     for sid in range(last_stage + 1, spec.stages + 1):
         statuses[sid] = "Unresolved"
+        if spec.upstream:  # listed with no figures, as a stage that never started is
+            stage_summaries.append(
+                {
+                    "stage_id": str(sid),
+                    "stage_status": "Unresolved",
+                    "input_rows": 0,
+                    "output_rows": 0,
+                    "elapsed_compute": None,
+                    "tasks": [],
+                }
+            )
+    if spec.upstream and len(stage_summaries) > 1:
+        # The payload iterates a hash map: stage 2 first, stage 1 last (as a job's may read).
+        stage_summaries = stage_summaries[1:] + stage_summaries[:1]
     end_ms = now
     elapsed = end_ms - spec.start_ms
     completed = sum(1 for s in statuses.values() if s == "Successful")
@@ -285,6 +332,8 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         )
     elif spec.outcome == "failed":
         message = f"Job failed due to stage {spec.stages} failed: {failed_error}"
+        if spec.upstream:
+            message += "\n"  # as the scheduler words it, newline included
         end_status = {"Failed": message}
         word = "Failed"
         verbose = f"Failed: {message}"
@@ -293,6 +342,9 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         word = "Cancelled"
         verbose = "Cancelled"
         queued = 0
+    # Upstream records a cancel before the graph ends: end_time 0 in index and job (the
+    # cancel time is completed_at).
+    listed_end = 0 if spec.outcome == "cancelled" and spec.upstream else end_ms
     percent = completed * 100 // spec.stages
     index = {
         "job_id": spec.job_id,
@@ -300,7 +352,7 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         "status": word,
         "job_status": verbose,
         "start_time": spec.start_ms,
-        "end_time": end_ms,
+        "end_time": listed_end,
         "num_stages": spec.stages,
         "completed_stages": completed,
         "percent_complete": percent,
@@ -314,10 +366,12 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         "completed_stages": completed,
         "percent_complete": percent,
         "start_time": spec.start_ms,
-        "end_time": end_ms,
+        "end_time": listed_end,
         "logical_plan": logical,
         "physical_plan": physical,
-        "stage_plan": "\n".join(s["stage_plan"] for s in stage_summaries),
+        "stage_plan": "\n".join(
+            s["stage_plan"] for s in sorted(stage_summaries, key=_stage_number) if "stage_plan" in s
+        ),
     }
     config = {
         "ballista.job.name": spec.job_name,
@@ -378,7 +432,7 @@ def write_corpus(
 
 
 def write_examples(directory: Path) -> list[Path]:
-    """Write the bundled example set: a dozen jobs plus running and corrupt logs."""
+    """Write the bundled example set: a dozen jobs plus running, corrupt and unrecorded logs."""
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(2026)
     shapes: list[tuple[str, int, int, Outcome]] = [
@@ -407,6 +461,7 @@ def write_examples(directory: Path) -> list[Path]:
             outcome=outcome,
             start_ms=BASE_TIME_MS + n * 3_600_000 + rng.randint(0, 600_000),
             retries=2,
+            upstream=True,  # as today's scheduler writes them (the planted jobs keep Stage records)
         )
         paths.append(write_log(directory, spec, 1000 + n))
     # A log whose JobEnd was damaged on disk: reported with its line number.
@@ -418,6 +473,7 @@ def write_examples(directory: Path) -> list[Path]:
     paths.append(corrupt)
     paths += write_recurring(directory)
     paths += write_planted(directory)
+    paths.append(write_unrecorded(directory))
     return paths
 
 
@@ -504,6 +560,26 @@ def write_planted(directory: Path) -> list[Path]:
         )
         paths.append(write_log(directory, spec, 4000 + n))
     return paths
+
+
+# A job that ended without its JobEnd (a Snowflake id, as today's scheduler gives): its log
+# was renamed to ``.eventlog`` as the job ended, in a dir that holds a ``.running`` log.
+UNRECORDED_ID = "0382W2C5NR000"
+
+
+def write_unrecorded(directory: Path) -> Path:
+    """Write the log of a job that ended unrecorded: JobStart and TaskEnd records, no JobEnd."""
+    spec = JobSpec(
+        job_id=UNRECORDED_ID,
+        job_name="tpch-q15",
+        stages=3,
+        tasks_per_stage=8,
+        executors=4,
+        outcome="unrecorded",
+        start_ms=BASE_TIME_MS + 15 * 3_600_000,
+        upstream=True,
+    )
+    return write_log(directory, spec, 5000)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.diagnose.failed_attempts import root_cause_sentence
 from sitegen.diagnose.recurring import RunContext
+from sitegen.diagnose.statuses import NO_CHANGE, EndedStatuses, Shown
 from sitegen.diagnose.tasks import executor_index
 from sitegen.eventlog import dotgraph, payload
 from sitegen.eventlog.reader import LogRead
@@ -56,16 +57,29 @@ class StageInfo:
     colour: int
     graph: dotgraph.StageGraph | None
     task_ends: list[TaskEnd] = field(default_factory=list)
+    # What the job's end makes of the payload's Running words (diagnose.statuses).
+    statuses: EndedStatuses = NO_CHANGE
 
-    # One status per entry of ``stage.task_list``, in order.
+    # The stage's status as pages show it, with the note when it is not the payload's word.
+    shown: Shown = field(init=False)
+    # One status per entry of ``stage.task_list``, in order, as pages show it.
     states: list[payload.TaskStatus] = field(init=False)
+    # Tasks the payload lists as Running in a job that ended: cut short (see diagnose.statuses).
+    cut_short: int = field(init=False)
     # Failed TaskEnd attempts with their status (usually a handful).
     failed_ends: list[tuple[TaskEnd, payload.TaskStatus]] = field(init=False)
     failed_tasks: int = field(init=False)
 
     def __post_init__(self) -> None:
         """Read the statuses once; count failed attempts (TaskEnd records, else the summary)."""
+        ended = self.statuses
+        self.shown = ended.stage(self.stage.stage_id, self.stage.stage_status)
         self.states = payload.task_statuses([t.status for t in self.stage.task_list])
+        self.cut_short = 0
+        if ended.task is not None:
+            shown = [ended.task_state(state) for state in self.states]
+            self.cut_short = sum(1 for a, b in zip(shown, self.states, strict=True) if a is not b)
+            self.states = shown
         failed = []
         for end in self.task_ends:
             if end.status != "Successful":
@@ -239,13 +253,24 @@ def build_stages(analysis: JobAnalysis) -> list[StageInfo]:
             colour=n,
             graph=by_cluster.get(stage.stage_id),
             task_ends=ends,
+            statuses=analysis.statuses,
         )
         for n, ((stage, ends), segment) in enumerate(zip(analysis.stages, segments, strict=True))
     ]
 
 
+def dag_words(graph: dotgraph.JobGraph, statuses: EndedStatuses) -> dict[str, tuple[str, str]]:
+    """Return the DAG's stages whose DOT word the job's end reads otherwise: (word, note)."""
+    found = {}
+    for stage in graph.stages:
+        shown = statuses.stage(stage.stage_id, stage.status)
+        if shown.note:
+            found[stage.stage_id] = (shown.word, shown.note)
+    return found
+
+
 def colour_map(infos: list[StageInfo], tasks: list[TaskEnd]) -> dict[int, int]:
-    """Give each stage id a colour slot: payload order first, then any other ids seen."""
+    """Give each stage id a colour slot: the payload's stages in stage order, then any others."""
     colours: dict[int, int] = {}
     for info in infos:
         sid = payload.as_int(info.stage.stage_id)
@@ -323,6 +348,7 @@ def job_page(
             stage_links,
             f"Stage DAG of job {summary.job_id}",
             critical=path.stages if path else (),
+            shown=dag_words(graph, analysis.statuses),
         )
         if graph.stages
         else ""
@@ -349,7 +375,7 @@ def job_page(
     for info in infos:
         sid = payload.as_int(info.stage.stage_id)
         info.colour = colours.get(sid, info.colour) if sid is not None else info.colour
-    legend = [(str(sid), c % timeline.COLOURS) for sid, c in colours.items()]
+    legend = [(str(sid), c % timeline.COLOURS) for sid, c in sorted(colours.items())]
     plans = payload.plans(end.job)
     start = read.job_start
     plan_list = [

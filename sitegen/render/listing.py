@@ -263,7 +263,8 @@ def job_rows(
     # Text made from integers (counts, times, durations) has nothing to escape; text from
     # the log (ids, names, statuses, failures) always goes through esc().
     for job in jobs:
-        job_id, status, start, end = job.job_id, job.status, job.start_time, job.end_time
+        # A cancelled job's index says end_time 0: its duration runs to the cancel.
+        job_id, status, start, end = job.job_id, job.status, job.start_time, job.ended_at
         badge = badges.get(status)
         if badge is None:
             badge = badges[status] = f'<td data-v="{esc(status)}">{status_badge(status)}</td>'

@@ -257,7 +257,8 @@ class PageRenderer:
             findings_json(job_id, summary.findings, summary.what_if, regression),
         )
         writer.write(
-            urls.trace_file(job_id), trace(job_id, read.tasks, [i.stage for i in job.stages])
+            urls.trace_file(job_id),
+            trace(job_id, read.tasks, [i.stage for i in job.stages], analysis.statuses),
         )
         for info in job.stages:
             graph_svg, hist_svg = stage_pictures(info, job_id)

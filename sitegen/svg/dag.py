@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sitegen.eventlog.dotgraph import JobGraph, StageGraph
+from sitegen.eventlog.payload import stage_key
 from sitegen.svg.layered import Box, Layout, layered, path_data, topological_order
 from sitegen.svg.text import MONO_CHAR, SANS_CHAR, clip, num, status_class
 from sitegen.text.htmlsafe import esc
@@ -76,22 +77,31 @@ def _stage_layout(boxes: tuple[Box, ...], edges: tuple[tuple[str, str], ...]) ->
 
 
 def stage_dag(
-    graph: JobGraph, links: dict[str, str], title: str, critical: Sequence[str] = ()
+    graph: JobGraph,
+    links: dict[str, str],
+    title: str,
+    critical: Sequence[str] = (),
+    shown: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """Return the job's stage DAG: one box per stage (status in its label), producer above.
 
     ``critical`` is the critical path's stages in order: their boxes and the edges between
-    them are drawn heavier, and their tooltips say so (not only a colour).
+    them are drawn heavier, and their tooltips say so (not only a colour). ``shown`` gives,
+    by stage id, the status word to show instead of the DOT's and the note that says why
+    (a failed job's stage the DOT still calls Running). Stages are laid out in stage order.
     """
+    words = {s.stage_id: (s.status, "") for s in graph.stages}
+    if shown:
+        words.update((sid, shown[sid]) for sid in words.keys() & shown.keys())
     boxes = []
     lines_of: dict[str, list[str]] = {}
-    for stage in graph.stages:
+    for stage in sorted(graph.stages, key=lambda s: stage_key(s.stage_id)):
         ops = [stage.operators[k].label.split("\n", 1)[0].strip() for k in _flow_order(stage)]
         if len(ops) > MAX_OPS:
             ops = [*ops[: MAX_OPS - 1], f"… {len(ops) - MAX_OPS + 1} more"]
         lines = [clip(op, OP_CHARS) for op in ops]
         lines_of[stage.stage_id] = lines
-        head = f"Stage {stage.stage_id} · {stage.status or 'unknown'}"
+        head = f"Stage {stage.stage_id} · {words[stage.stage_id][0] or 'unknown'}"
         width = max([len(head) * SANS_CHAR, *(len(t) * MONO_CHAR for t in lines), 110.0])
         height = LINE * (1 + len(lines)) + PAD * 1.5
         boxes.append(Box(stage.stage_id, width + 2 * PAD, height))
@@ -99,11 +109,13 @@ def stage_dag(
     on_path = set(critical)
     path_edges = frozenset(itertools.pairwise(critical))
     body = [_marker("dag-arrow"), *_edges(layout, "dag-arrow", path_edges)]
-    status = {s.stage_id: s.status for s in graph.stages}
     for stage_id, placed in layout.nodes.items():
-        word = status[stage_id] or "unknown"
+        word, why = words[stage_id]
+        word = word or "unknown"
         x, y = placed.x, placed.y
         mark, note = (" critical", " · on the critical path") if stage_id in on_path else ("", "")
+        if why:
+            note = f": {why}{note}"
         parts = [
             f'<g class="dag-node {status_class(word)}{mark}" data-stage="{esc(stage_id)}">',
             f"<title>{esc(f'Stage {stage_id} [{word}]{note}')}</title>",

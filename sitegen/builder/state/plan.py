@@ -55,13 +55,33 @@ class PlanQueries(Base):
         )
         return {key: (size, mtime_ns) for key, size, mtime_ns in rows}
 
-    def running_logs(self) -> dict[str, int]:
-        """Return the modification time of every log read as a job still running."""
+    def running_logs(
+        self, classification: Classification = Classification.INCOMPLETE
+    ) -> dict[str, int]:
+        """Return the modification time of every log read as a job still running.
+
+        ``classification``: of the logs of another class (those that ended unrecorded).
+        """
         rows = self.db.execute(
             "SELECT key, mtime_ns FROM log INDEXED BY log_class WHERE classification = ?",
-            (str(Classification.INCOMPLETE),),
+            (str(classification),),
         )
         return dict(rows.fetchall())
+
+    def renamed_in(self, label: str, gone: set[str]) -> bool:
+        """Tell whether a finished log of the dir of key prefix ``label`` was once ``.running``.
+
+        Logs in ``gone`` do not count (the build forgets them).
+        """
+        # A range of the primary key, read until a key not gone: nearly always the first.
+        if label:
+            rows = self.db.execute(
+                "SELECT key FROM renamed WHERE key >= ? AND key < ? ORDER BY key",
+                (label, f"{label[:-1]}0"),
+            )
+        else:
+            rows = self.db.execute("SELECT key FROM renamed WHERE instr(key, '/') = 0")
+        return any(key not in gone for (key,) in rows)
 
     def note_digests(self) -> dict[str, str]:
         """Return the digest of the note each published job was rendered with, if it had one."""

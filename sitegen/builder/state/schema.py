@@ -25,7 +25,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 
 
 # The state's own layout: a state of another layout (or none) means a full build.
-FORMAT = 11
+# 12: end_time is when a job ended (a cancelled job's completed_at, its index saying 0), a
+# finished log without JobEnd ended unrecorded, and the logs renamed from .running are kept.
+FORMAT = 12
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
@@ -57,6 +59,8 @@ CREATE TABLE log(
     start_time INTEGER NOT NULL,
     -- The UTC day its start falls in (start_time // DAY_MS): the jobs list's widest span.
     day INTEGER NOT NULL,
+    -- When the job ended: its index's end_time, or completed_at when that is 0 (a
+    -- cancelled job: model.ended_at). Retention and trends go by it; /api/jobs keeps the 0.
     end_time INTEGER NOT NULL,
     completed_at INTEGER NOT NULL,
     status TEXT,
@@ -208,6 +212,9 @@ WHEN NEW.published <> OLD.published BEGIN
     WHERE executor_id = NEW.executor_id;
 END;
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
+-- The finished logs a build saw as <id>.eventlog.running before (Ballista #2405 renames a
+-- log when its job ends): their dir names logs so (builder/renaming.py). Gone with the log.
+CREATE TABLE renamed(key TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
 CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
 -- Per find-index part: its jobs' elements of ``/api/jobs``, newest first, joined; the array

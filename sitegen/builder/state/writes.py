@@ -42,7 +42,8 @@ def _log_row(put: Put) -> tuple[object, ...]:
         summary.job_name if summary else None,
         summary.start_time if summary else 0,
         summary.start_time // DAY_MS if summary else 0,
-        summary.end_time if summary else 0,
+        # When it ended (a cancelled job's index says 0): retention and trends go by it.
+        summary.ended_at if summary else 0,
         summary.completed_at if summary else 0,
         summary.status if summary else None,
         int(row is not None and row.failed),
@@ -160,6 +161,11 @@ class Writes(Base):
             cursor = self.db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
             if table == "failure" and cursor.rowcount > 0:
                 self._failures_changed()
+
+    def set_renamed(self, renamed: Iterable[str], gone: Iterable[str]) -> None:
+        """Record the finished logs seen as ``.running`` before; forget those of gone logs."""
+        self.db.executemany("DELETE FROM renamed WHERE key = ?", [(k,) for k in gone])
+        self.db.executemany("INSERT OR IGNORE INTO renamed VALUES (?)", [(k,) for k in renamed])
 
     def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
         """Record which reused logs are on the site now."""
