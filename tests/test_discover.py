@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.eventlog import discover as discovery
+from sitegen.eventlog import localdir as discovery
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.logfiles import LogFile
 

@@ -11,6 +11,7 @@ import sitegen.builder.pipeline as pipeline
 from sitegen.builder.options import BuildOptions
 from sitegen.cli import cli
 from sitegen.eventlog.discover import as_log_dirs
+from sitegen.eventlog.localdir import LocalDir
 from sitegen.eventlog.storage import RemoteDir, object_time
 from sitegen.layout import content_type, object_key
 from sitegen.publish.hosting import PAGE_CACHE, STATIC_CACHE, cache_control
@@ -23,7 +24,7 @@ def test_urls_are_told_from_paths() -> None:
     assert not is_url("logs") and not is_url("/var/log/ballista") and not is_url("C:\\logs")
     assert not is_url("file:///var/log")
     dirs = as_log_dirs(["s3://b/logs", "s3://b/logs/", "logs"])
-    assert dirs == (RemoteDir("s3://b/logs/"), Path("logs"))
+    assert dirs == (RemoteDir("s3://b/logs/"), LocalDir(Path("logs")))
 
 
 def test_credentials_are_hidden_and_taken_out() -> None:

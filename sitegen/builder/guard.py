@@ -50,7 +50,7 @@ def _refuse_empty(options: BuildOptions) -> None:
 
 def _reads_examples(options: BuildOptions) -> bool:
     """Tell whether this build reads the bundled example logs and nothing else."""
-    return [d.resolve() for d in options.log_dirs] == [EXAMPLE_LOG_DIR.resolve()]
+    return [d.resolve().local for d in options.log_dirs] == [EXAMPLE_LOG_DIR.resolve()]
 
 
 def _refuse_examples(options: BuildOptions) -> None:

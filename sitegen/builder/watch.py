@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.errors import SitegenError, UsageError
-from sitegen.eventlog.storage import RemoteDir
 
 if TYPE_CHECKING:
     from watchfiles import Change
     from watchfiles._rust_notify import RustNotify
+
+    from sitegen.eventlog.sources import LogSource
 
 # A change is published once no other came for STEP_MS, or after DEBOUNCE_MS of a burst.
 STEP_MS = 50
@@ -55,11 +56,17 @@ class Publish:
 
 
 def watched_paths(options: BuildOptions, extra: Iterable[Path] = ()) -> list[Path]:
-    """Return what a build depends on: every directory option but the output, and ``extra``."""
+    """Return what a build depends on: every directory option but the output, and ``extra``.
+
+    Of the log dirs, those that raise file events (a prefix in object storage is polled).
+    """
     paths = list(extra)
     for f in fields(options):
         value = getattr(options, f.name)
-        for item in value if isinstance(value, tuple) else (value,):
+        items = value if isinstance(value, tuple) else (value,)
+        if f.name == "log_dirs":
+            items = tuple(d.local for d in options.log_dirs if not d.polled)
+        for item in items:
             if isinstance(item, Path) and item != options.output and item not in paths:
                 paths.append(item)
     return paths
@@ -117,12 +124,12 @@ class Watcher:
         self._paths: list[Path] = []
         self._seen: list[tuple[int, int] | None] = []
         self._notify: RustNotify | None = None
-        # Each object-storage log dir's objects as last listed (url -> name -> identity).
-        self._objects: dict[str, dict[str, tuple[int, int]]] = {}
+        # Each polled log dir's logs as last listed (name -> size and identity time).
+        self._objects: dict[LogSource, dict[str, tuple[int, int]]] = {}
         self._listed_at = 0.0
         # Whether the last publish left running logs to judge again on the timer.
         self.running = False
-        # Whether a build is running now (a stop signal then ends it: see cli.py).
+        # Whether a build is running now (a stop signal then ends it: see commands/watch.py).
         self.busy = False
 
     def publish(self, reason: str, changes: int = 0) -> Publish:
@@ -193,25 +200,24 @@ class Watcher:
             self._notify.close()
 
     def _reads_objects(self) -> bool:
-        """Tell whether any log dir is a prefix in object storage (listed, not watched)."""
-        return any(isinstance(d, RemoteDir) for d in self.options.log_dirs)
+        """Tell whether any log dir raises no file events (a prefix in object storage)."""
+        return any(d.polled for d in self.options.log_dirs)
 
     def _poll_objects(self) -> set[tuple[Change, str]]:
-        """List each object-storage log dir; return what changed since the last listing."""
+        """List each polled log dir; return what changed since the last listing."""
         from watchfiles import Change
 
         self._listed_at = time.monotonic()
         changes: set[tuple[Change, str]] = set()
         for log_dir in self.options.log_dirs:
-            if not isinstance(log_dir, RemoteDir):
+            if not log_dir.polled:
                 continue
-            probe = RemoteDir(log_dir.url, log_dir.options)  # the build lists its own
             try:
-                probe.list()
+                now = log_dir.snapshot()  # a listing of its own: the build lists its own
             except SitegenError:
                 continue  # unreachable now: the next poll (or the build) says why
-            now, before = probe.entries, self._objects.get(log_dir.url)
-            self._objects[log_dir.url] = now
+            before = self._objects.get(log_dir)
+            self._objects[log_dir] = now
             if before is None:
                 continue
             for name in now.keys() | before.keys():
@@ -223,7 +229,7 @@ class Watcher:
                         if name not in now
                         else Change.modified
                     )
-                    changes.add((kind, f"{log_dir}{name}"))
+                    changes.add((kind, str(log_dir / name)))
         return changes
 
     def _rewatch(self) -> None:

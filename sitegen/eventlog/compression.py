@@ -7,7 +7,7 @@ import io
 import zlib
 from typing import IO, TYPE_CHECKING
 
-from sitegen.eventlog.storage import LogPath, RemotePath, source_size
+from sitegen.eventlog.sources import LogPath, open_sized
 
 if TYPE_CHECKING:
     import zstandard
@@ -37,20 +37,17 @@ def compression_of(path: LogPath) -> str | None:
 
 
 def open_compressed(path: LogPath, compression: str) -> io.RawIOBase | io.BufferedIOBase:
-    """Open a compressed log as a stream of its plain bytes."""
-    if source_size(path) == 0:
+    """Open a compressed log as a stream of its plain bytes (a local one: a regular file)."""
+    source, size = open_sized(path)
+    if size == 0:
+        source.close()
         # A plain empty log is a job that just started; an empty archive is a failed compression.
         raise DamagedStream(f"the file is empty (no {compression} data)")
-    if isinstance(path, RemotePath):
-        source = path.open()
-        if compression == "gzip":
-            unpacked = gzip.GzipFile(fileobj=source, mode="rb")
-            unpacked.myfileobj = source  # type: ignore[assignment]  # closed with it
-            return unpacked
-        return _ZstdStream(source)
     if compression == "gzip":
-        return gzip.GzipFile(path, "rb")
-    return _ZstdStream(path.open("rb"))  # raw: the caller buffers it
+        unpacked = gzip.GzipFile(fileobj=source, mode="rb")
+        unpacked.myfileobj = source  # type: ignore[assignment]  # closed with it
+        return unpacked
+    return _ZstdStream(source)  # raw: the caller buffers it
 
 
 # Everything a damaged compressed stream can raise while it is read.

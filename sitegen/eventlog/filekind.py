@@ -74,9 +74,14 @@ def _open_regular_fd(path: str | os.PathLike[str]) -> tuple[int, int]:
 
 def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
     """Open a file for reading only if it is a regular file (a FIFO swapped in never blocks)."""
-    fd, _ = _open_regular_fd(path)
+    return open_regular_sized(path)[0]
+
+
+def open_regular_sized(path: str | os.PathLike[str]) -> tuple[io.BufferedReader, int]:
+    """Open a regular file as ``open_regular`` does; return it and its size when opened."""
+    fd, size = _open_regular_fd(path)
     try:
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb"), size
     except BaseException:
         os.close(fd)
         raise

@@ -9,7 +9,7 @@ from typing import overload
 
 import msgspec
 
-from sitegen.eventlog.storage import LogDir, LogPath
+from sitegen.eventlog.sources import LogPath, LogSource
 
 # Newer schedulers write `<id>.eventlog.running` while a job runs (Ballista #2405).
 # Operators and CI compress finished logs; those are streamed, never unpacked (reader.open_log).
@@ -19,7 +19,7 @@ SUFFIXES = (".eventlog", ".eventlog.running", ".eventlog.gz", ".eventlog.zst")
 class LogFile(msgspec.Struct, frozen=True, gc=False):
     """One candidate log: where it is and the job id its name suggests."""
 
-    directory: LogDir
+    directory: LogSource
     name: str
     name_id: str
     running: bool
@@ -66,7 +66,7 @@ class LogList(Sequence[LogFile]):
         self.names: list[str] = []  # the same strings as ``keys`` while no dir has a label
         self.sizes = array("q")
         self.times = array("q")  # modification times, in nanoseconds
-        self._dirs: list[LogDir] = []
+        self._dirs: list[LogSource] = []
         self._starts: list[int] = []  # each dir's first position
         self._odd: dict[int, LogFile] = {}  # skipped, or named otherwise than by their file
         # Positions by key when some dir's keys are out of order ({}: none is), and each dir's
@@ -82,7 +82,7 @@ class LogList(Sequence[LogFile]):
             found.add(log)
         return found
 
-    def start_dir(self, directory: LogDir) -> None:
+    def start_dir(self, directory: LogSource) -> None:
         """Begin the logs of ``directory`` (each dir's logs follow one another)."""
         self._dirs.append(directory)
         self._starts.append(len(self.keys))
@@ -95,9 +95,15 @@ class LogList(Sequence[LogFile]):
         self.times.append(mtime_ns)
         self._where = None
 
+    def add_skipped(self, name: str, key: str, size: int, mtime_ns: int, skip: str) -> None:
+        """Append a log of the current dir that is not read, with why (``skip``; may be empty)."""
+        parsed = split_name(name)
+        assert parsed is not None  # only log names are listed
+        self.add(LogFile(self._dirs[-1], name, *parsed, size, mtime_ns, key, skip))
+
     def add_columns(
         self,
-        directory: LogDir,
+        directory: LogSource,
         names: list[str],
         keys: list[str],
         sizes: array[int],

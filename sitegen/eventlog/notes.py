@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.eventlog.filekind import open_regular, skip_reason
-from sitegen.eventlog.storage import LogDir
+from sitegen.eventlog.sources import LogSource
 from sitegen.model import Problem, ProblemKind
 
 NOTES_DIR = "notes"
@@ -37,12 +37,12 @@ class Note:
         return Problem(ProblemKind.UNREADABLE_NOTE, shown, self.problem, job_id=job_id)
 
 
-def notes_dirs(log_dirs: Sequence[LogDir]) -> list[Path]:
+def notes_dirs(log_dirs: Sequence[LogSource]) -> list[Path]:
     """Return where notes live, in the order of the log dirs (the first note found wins).
 
     Notes are read from local log dirs only (a prefix in object storage has none).
     """
-    return [d / NOTES_DIR for d in log_dirs if isinstance(d, Path)]
+    return [d.local / NOTES_DIR for d in log_dirs if d.local is not None]
 
 
 def note_path(dirs: Sequence[Path], job_id: str) -> Path | None:

@@ -8,9 +8,8 @@ from typing import IO
 from isal import isal_zlib
 
 from sitegen.eventlog import compression
-from sitegen.eventlog.filekind import read_regular
 from sitegen.eventlog.reader import open_log
-from sitegen.eventlog.storage import LogPath, RemotePath, open_source
+from sitegen.eventlog.sources import LogPath, open_source, read_source
 
 CHUNK = 1 << 20
 # ISA-L level 1: about 890 MB/s on event logs here (zlib level 1: 230 MB/s, level 6: 80),
@@ -28,9 +27,7 @@ def hold(path: LogPath, size: int) -> bytes | None:
     if size > HOLD_LIMIT or compression.compression_of(path) is not None:
         return None
     try:
-        if isinstance(path, RemotePath):
-            return path.read_bytes()  # one GET, not a stream of ranged ones
-        return read_regular(path)
+        return read_source(path)  # an object in one GET, not a stream of ranged ones
     except OSError:
         return None  # the reader opens it again and says why it cannot
 

@@ -12,7 +12,6 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 import msgspec
@@ -27,7 +26,7 @@ from sitegen.eventlog.limits import (
     OverLimit,
     log_too_big,
 )
-from sitegen.eventlog.storage import LogPath, RemotePath, open_source, source_size
+from sitegen.eventlog.sources import LogObject, LogPath, as_log_path, open_source, source_size
 from sitegen.model import Classification
 
 
@@ -83,8 +82,7 @@ def open_log(path: LogPath, limits: LogLimits = DEFAULT_LIMITS) -> IO[bytes]:
         raw = open_source(path)
         plain = raw.detach() if isinstance(raw, io.BufferedReader) else raw
         return io.BufferedReader(Counted(plain, limits), READ_BUFFER)  # type: ignore[arg-type]
-    if not isinstance(path, RemotePath):
-        open_source(path).close()  # only a regular file (see filekind) is decompressed
+    # Only a regular file (see filekind) is decompressed: open_compressed opens it so.
     return io.BufferedReader(Counted(compression.open_compressed(path, kind), limits), READ_BUFFER)
 
 
@@ -106,7 +104,7 @@ def _is_binary(line: bytes) -> bool:
 
 
 def read_log(
-    path: str | os.PathLike[str] | RemotePath,
+    path: str | os.PathLike[str] | LogObject,
     held: bytes | None = None,
     limits: LogLimits = DEFAULT_LIMITS,
 ) -> LogRead:
@@ -115,7 +113,7 @@ def read_log(
     ``held`` is the plain log's bytes when the caller already read them; ``limits`` bound
     the bytes the log and each of its lines may hold (see ``limits``).
     """
-    path = path if isinstance(path, RemotePath) else Path(path)
+    path = as_log_path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = lineno = 0
     tasks = result.tasks

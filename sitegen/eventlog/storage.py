@@ -12,8 +12,7 @@ profile, instance role); a ``user:secret@`` in a URL is taken out of it and neve
 from __future__ import annotations
 
 import hashlib
-import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -23,6 +22,8 @@ from sitegen.text.storage_url import as_prefix, redact, split_credentials
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
+
+    from sitegen.eventlog.sources import LogSink
 
 # The package each protocol needs, as named in the docs (``pip install 'sitegen[s3]'``).
 PACKAGES = {
@@ -94,7 +95,14 @@ def object_time(entry: Mapping[str, Any]) -> int:
 
 
 class RemoteDir:
-    """A prefix of event-log objects, read as an event-log directory is."""
+    """A prefix of event-log objects, read as an event-log directory is (``LogSource``)."""
+
+    # Its listing carries each object's size and ETag: comparing them all costs no request
+    # more than the names, and sees a log rewritten in place.
+    trust_names = False
+    # A store raises no file events: a watcher lists it every --poll seconds.
+    polled = True
+    local: Path | None = None  # no directory on this machine: no notes, no links, no inotify
 
     def __init__(self, url: str, options: Mapping[str, Any] | None = None) -> None:
         self.url = as_prefix(url)
@@ -129,6 +137,61 @@ class RemoteDir:
     def resolve(self) -> RemoteDir:
         """Return itself: a URL has no links to resolve."""
         return self
+
+    def with_options(self, storage_options: dict[str, Any] | None) -> RemoteDir:
+        """Return this prefix with ``storage_options`` if it was given none."""
+        if storage_options and not self.options:
+            return RemoteDir(self.url, storage_options)
+        return self
+
+    def place(self) -> str:
+        """Return the prefix's URL: two URLs of one prefix are one place."""
+        return self.url
+
+    def check(self) -> None:
+        """Do nothing: listing it says what is wrong (a prefix holds no "directory" to check)."""
+
+    def stamp(self) -> None:
+        """Return None: an object store's listing is its only stamp."""
+        return None
+
+    def listing_id(self) -> bytes:
+        """Return the URL and each object's size and identity time, as last listed."""
+        # The names alone tell nothing of an object rewritten in place: its ETag does.
+        return self.url.encode() + b"\0\0" + repr(sorted(self.entries.items())).encode()
+
+    def snapshot(self) -> dict[str, tuple[int, int]]:
+        """List the prefix afresh (not this listing, the build's): each object's numbers."""
+        probe = RemoteDir(self.url, self.options)
+        probe.list()
+        return probe.entries
+
+    def add_listed(
+        self,
+        found: LogSink,
+        names: Sequence[str],
+        label: str,
+        roots: Sequence[str],
+        follow_links: bool,
+    ) -> None:
+        """Add each listed object of ``names`` to ``found`` (no request: listed already)."""
+        self.add_named(found, names, label, roots, follow_links)
+
+    def add_named(
+        self,
+        found: LogSink,
+        names: Sequence[str],
+        label: str,
+        roots: Sequence[str],
+        follow_links: bool,
+    ) -> bool:
+        """Add each named object to ``found``; False when one is gone."""
+        for name in names:
+            numbers = self.stat(name)
+            if numbers is None:
+                return False
+            found.add_plain(name, f"{label}{name}" if label else name, *numbers)
+        return True
 
     def __truediv__(self, name: str) -> RemotePath:
         return RemotePath(self, name)
@@ -220,24 +283,3 @@ class RemotePath:
         """Return the whole object (one GET)."""
         fs, root = self.directory.fs()
         return bytes(fs.cat_file(f"{root}/{self.name}"))
-
-
-def open_source(path: os.PathLike[str] | str | RemotePath) -> IO[bytes]:
-    """Open a log for reading: an object streamed, a local regular file (filekind's rule)."""
-    if isinstance(path, RemotePath):
-        return path.open()
-    from sitegen.eventlog.filekind import open_regular
-
-    return open_regular(path)
-
-
-def source_size(path: os.PathLike[str] | str | RemotePath) -> int:
-    """Return a log's size in bytes, local or an object."""
-    if isinstance(path, RemotePath):
-        return path.size()
-    return os.stat(path).st_size
-
-
-# Where logs are: a local directory or a prefix in object storage; one log's path in either.
-LogDir = Path | RemoteDir
-LogPath = Path | RemotePath

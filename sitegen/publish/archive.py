@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import SitegenError, UsageError
-from sitegen.eventlog.storage import LogDir
+from sitegen.eventlog.sources import LogSource
 from sitegen.layout import BOOKKEEPING
 
 # Archive file-name endings -> format.
@@ -54,7 +54,7 @@ def archive_format(archive: Path) -> str:
     raise UsageError("archive name must end in .tar.gz, .tgz or .zip", archive)
 
 
-def check_archive_path(archive: Path, output: Path, log_dirs: Iterable[LogDir]) -> None:
+def check_archive_path(archive: Path, output: Path, log_dirs: Iterable[LogSource]) -> None:
     """Refuse an archive path inside the output or a log dir, or one that is a directory."""
     archive_format(archive)
     target = archive.resolve()
@@ -63,7 +63,7 @@ def check_archive_path(archive: Path, output: Path, log_dirs: Iterable[LogDir]) 
         # Publishing replaces the output: an archive inside it would vanish or pack itself.
         raise UsageError("archive must not be inside the output dir", archive)
     for log_dir in log_dirs:
-        if isinstance(log_dir, Path) and target.is_relative_to(log_dir.resolve()):
+        if log_dir.local is not None and target.is_relative_to(log_dir.local.resolve()):
             raise UsageError("archive must not be inside the event-log dir", archive)
     if archive.is_dir():
         raise UsageError("archive path is a directory", archive)
