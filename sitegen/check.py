@@ -1,4 +1,7 @@
-"""``sitegen check``: read every log as a build would, publish nothing, judge the result."""
+"""``sitegen check``: read every log as a build would, publish nothing, judge the result.
+
+What it prints is the command's (``commands.check``).
+"""
 
 from __future__ import annotations
 
@@ -8,50 +11,31 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import msgspec
-
 from sitegen.builder.options import limits_of
 from sitegen.builder.parallel import pool_map
 from sitegen.builder.plan import build_timestamp
-from sitegen.builder.report import dump, problem_json, where
 from sitegen.builder.retention import STALE_AFTER
+from sitegen.builder.state.records import LogOutcome
 from sitegen.diagnose import gate
-from sitegen.diagnose.insights import all_findings
-from sitegen.diagnose.recurring import all_regressions
-from sitegen.eventlog.classify import Candidate, duplicates, judge
+from sitegen.eventlog.classify import Candidate, duplicates
 from sitegen.eventlog.collisions import id_collisions, tui_unreachable
 from sitegen.eventlog.discover import LogDirs, as_log_dirs, discover_all
-from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.limits import DEFAULT_LIMITS, MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
 from sitegen.eventlog.logfiles import LogFile
-from sitegen.eventlog.storage import LogDir
+from sitegen.eventlog.sources import LogSource
 from sitegen.model import (
     Classification,
     JobSummary,
     Problem,
-    ProblemKind,
     ProblemSeverity,
-    newest_first,
 )
-from sitegen.text.formatting import plural
-
-
-@dataclass
-class CheckedLog:
-    """What checking one log found: small and picklable, no payloads."""
-
-    file: str
-    classification: Classification
-    problems: list[Problem]
-    candidate: Candidate | None
-    summary: JobSummary | None = None
 
 
 @dataclass
 class CheckReport:
     """Every log's classification and every problem, in file-name order, and the verdict."""
 
-    log_dirs: list[LogDir]
+    log_dirs: list[LogSource]
     logs: int
     classifications: dict[str, int]
     problems: list[Problem] = field(default_factory=list)
@@ -77,45 +61,32 @@ class CheckReport:
         return self.ok and not self.reasons
 
 
-def check_log(log: LogFile, limits: LogLimits = DEFAULT_LIMITS) -> CheckedLog:
-    """Read, judge and analyse one log exactly as the build's map step does.
+def check_log(log: LogFile, limits: LogLimits = DEFAULT_LIMITS) -> LogOutcome:
+    """Read, judge and analyse one log exactly as the build's map step does, write nothing.
 
-    Whatever goes wrong with one log (``MemoryError`` too) is that log's problem.
+    The outcome holds its classification, its problems and, if it has a job to publish, the
+    job's summary. A log's failure is its problem as in a build (``read_and_analyse``).
     """
-    try:
-        return _check_log(log, limits)
-    except Exception as exc:  # the reader says why a file cannot be read: this is a crash
-        return _failed(log, failure_message(exc))
+    # The map step's own first half; it loads the renderers, so not when this module loads.
+    from sitegen.builder.mapstep import read_and_analyse
+
+    return read_and_analyse(log, limits).outcome
 
 
-def _failed(log: LogFile, why: str) -> CheckedLog:
-    """Return what checking a log found when reading or analysing it failed (``why``)."""
-    problem = Problem(ProblemKind.UNREADABLE, log.key, why, None, log.name_id)
-    return CheckedLog(log.key, Classification.UNREADABLE, [problem], None)
-
-
-def _killed(log: LogFile, how: str) -> CheckedLog:
+def _killed(log: LogFile, how: str) -> LogOutcome:
     """Return what checking a log found when its worker process died (``how``)."""
-    return _failed(log, f"the process reading this log was {how}")
+    from sitegen.builder.mapstep import died_outcome
+
+    return died_outcome(log, how, digest=False)
 
 
-def _check_log(log: LogFile, limits: LogLimits) -> CheckedLog:
-    """Do ``check_log``'s work."""
-    from sitegen.eventlog.reader import read_log, refused  # not for `sitegen build`'s summary
-
-    read = refused(log.path, log.skip) if log.skip else read_log(log.path, limits=limits)
-    verdict = judge(log, read, limits)
-    candidate = summary = None
-    if verdict.job_id is not None and read.job_end is not None:
-        candidate = Candidate(verdict.job_id, read.job_end.completed_at, log.key)
-        from sitegen.diagnose.analysis import analyse  # the map step's analysis, no pages
-
-        summary = analyse(read, log.key, log.size).summary
-    classification = verdict.classification or read.classification
-    return CheckedLog(log.key, classification, verdict.problems, candidate, summary)
+def _candidate(outcome: LogOutcome) -> Candidate | None:
+    """Return a publishable log as the duplicate check sees it; None if it is not one."""
+    job = outcome.summary
+    return Candidate(job.job_id, job.completed_at, outcome.file) if job else None
 
 
-def _check_all(logs: Sequence[LogFile], workers: int | None, limits: LogLimits) -> list[CheckedLog]:
+def _check_all(logs: Sequence[LogFile], workers: int | None, limits: LogLimits) -> list[LogOutcome]:
     """Check every log, in parallel when it pays (reading dominates)."""
     one = functools.partial(check_log, limits=limits)
     with pool_map(one, logs, workers, killed=_killed) as checked:
@@ -152,13 +123,11 @@ def check(
     if renaming:
         limits = dataclasses.replace(limits, renaming=limits.renaming | renaming)
     checked = _check_all(logs, workers, limits)
-    losers = duplicates([c.candidate for c in checked])
+    losers = duplicates([_candidate(c) for c in checked])
     for index, problem in losers.items():
         checked[index].problems.append(problem)
     published = [
-        (c.candidate.job_id, c.file)
-        for i, c in enumerate(checked)
-        if c.candidate and i not in losers
+        (c.summary.job_id, c.file) for i, c in enumerate(checked) if c.summary and i not in losers
     ]
     collisions = id_collisions(published) + tui_unreachable(published)
     counts = Counter(str(c.classification) for c in checked)
@@ -168,65 +137,8 @@ def check(
         logs=len(checked),
         classifications={str(k): counts[str(k)] for k in Classification},
         problems=[p for c in checked for p in c.problems] + collisions,
-        publishable=sum(1 for i, c in enumerate(checked) if c.candidate and i not in losers),
+        publishable=len(published),
         jobs=jobs,
         fail_on=fail_on,
         reasons=gate.reasons(jobs, fail_on) if fail_on else [],
-    )
-
-
-def check_lines(report: CheckReport) -> list[str]:
-    """Return one line per problem (``file:line: severity: kind: message``) and a summary."""
-    lines = [f"{where(p)}: {p.severity}: {p.kind}: {p.message}" for p in report.problems]
-    classes = ", ".join(f"{n} {name}" for name, n in report.classifications.items() if n)
-    lines.append(
-        f"Checked {plural(report.logs, 'log')} in {', '.join(map(str, report.log_dirs))}"
-        + (f": {classes}." if classes else ".")
-    )
-    found = [plural(report.count(s), s) for s in ProblemSeverity if report.count(s)]
-    verdict = "check passed" if report.ok else "check failed"
-    lines.append(
-        f"{plural(report.publishable, 'job')} can be published; "
-        f"{', '.join(found) if found else 'no problems'}: {verdict}."
-    )
-    if report.fail_on:
-        lines += [gate.reason_line(r) for r in report.reasons]
-        lines.append(gate.verdict_line(report.fail_on, report.reasons))
-    return lines
-
-
-def check_json(report: CheckReport) -> str:
-    """Return the check result as one JSON object, for scripts and CI.
-
-    It holds every publishable job with its findings, and why ``--fail-on`` failed.
-    """
-    regressed = all_regressions(report.jobs)
-    by_kind = {str(kind): 0 for kind in ProblemKind}
-    for p in report.problems:
-        by_kind[str(p.kind)] += 1
-    return dump(
-        {
-            "log_dirs": [str(d) for d in report.log_dirs],
-            "ok": report.ok,
-            "logs": report.logs,
-            "publishable": report.publishable,
-            "classifications": report.classifications,
-            "problems_by_kind": by_kind,
-            **{f"{s}s": report.count(s) for s in ProblemSeverity},
-            "problems": [problem_json(p, severity=p.severity) for p in report.problems],
-            "jobs": [
-                {
-                    "job_id": j.job_id,
-                    "job_name": j.job_name,
-                    "status": j.status,
-                    "findings": msgspec.to_builtins(all_findings(j, regressed)),
-                }
-                for j in newest_first(report.jobs)
-            ],
-            "fail_on": sorted(report.fail_on),
-            "fail_on_reasons": [
-                {"job_id": r.job.job_id, "job_name": r.job.job_name, "kind": r.kind, "why": r.why}
-                for r in report.reasons
-            ],
-        }
     )

@@ -1,124 +1,23 @@
-"""Command-line wiring only: options in, core calls, messages and exit codes out."""
+"""Command-line wiring only: the options each command takes, and the call into ``commands``."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from sitegen import config
-from sitegen.errors import SitegenError
-from sitegen.examples import EXAMPLE_LOG_DIR
+from sitegen.commands.options import load_config
+from sitegen.commands.params import BaseUrl, PathOrUrl, Size, StorageOption
 from sitegen.layout import DEFAULT_TITLE
-from sitegen.text.storage_url import is_url
 from sitegen.version import __version__
-
-if TYPE_CHECKING:
-    from sitegen.builder.options import BuildOptions
-    from sitegen.eventlog.storage import LogDir
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _PATH = click.Path(path_type=Path)
-
-
-class PathOrUrl(click.Path):
-    """A local path, or an object-storage URL (``s3://bucket/prefix/``) kept as text."""
-
-    name = "path or url"
-
-    def __init__(self) -> None:
-        super().__init__(path_type=Path)
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> Path | str:
-        """Keep a URL as it is; make anything else a path."""
-        if is_url(value):
-            return str(value)
-        return Path(os.fsdecode(super().convert(value, param, ctx)))
-
-
-class StorageOption(click.ParamType):  # type: ignore[type-arg]
-    """One fsspec storage option, ``KEY=VALUE`` (a JSON value, else text)."""
-
-    name = "key=value"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> tuple[str, Any]:
-        """Split the option into its key and value."""
-        if isinstance(value, tuple):
-            return value
-        key, eq, text = str(value).partition("=")
-        if not eq or not key.strip():
-            self.fail(f"{value!r} is not KEY=VALUE", param, ctx)
-        import json
-
-        try:
-            return key.strip(), json.loads(text)
-        except ValueError:
-            return key.strip(), text
-
-
 _PATH_OR_URL = PathOrUrl()
-
-
-# Not ParamType[str]: click 8.1, which pyproject allows, is not generic at run time.
-class BaseUrl(click.ParamType):  # type: ignore[type-arg]
-    """A site base URL: an absolute path or an http(s) URL, given a trailing slash."""
-
-    name = "url"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        """Check and normalise the value (bad values are usage errors, exit 2)."""
-        from sitegen.render.urls import base_url
-
-        try:
-            return base_url(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-class Size(click.ParamType):  # type: ignore[type-arg]
-    """A size in bytes: ``500MB``, ``1GB``, ``1.5GiB``."""
-
-    name = "size"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        """Turn the text into bytes (bad values are usage errors, exit 2)."""
-        from sitegen.builder.sitesize import parse_size
-        from sitegen.errors import UsageError
-
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_size(str(value))
-        except UsageError as exc:
-            self.fail(exc.message, param, ctx)
-
-
-# Where ``ctx.meta`` keeps the --config given (None: ./sitegen.toml if present), for SIGHUP.
-_CONFIG_PATH = "sitegen.config"
-
-
-def _config_callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
-    """Load ``sitegen.toml`` (or --config) into the command's defaults, before other options."""
-    ctx.meta[_CONFIG_PATH] = value
-    path = config.find(value)
-    if path is None or ctx.command is None:
-        return
-    known = {config.key_of(p) for c in cli.commands.values() for p in c.params if p.opts}
-    try:
-        defaults = config.load(path, ctx.command, known)
-    except SitegenError as exc:
-        raise click.UsageError(str(exc), ctx) from exc
-    ctx.default_map = {**(ctx.default_map or {}), **defaults}
 
 
 CONFIG = click.option(
@@ -127,7 +26,7 @@ CONFIG = click.option(
     default=None,
     is_eager=True,
     expose_value=False,
-    callback=_config_callback,
+    callback=load_config,
     help=f"Read options from this TOML file. [default: ./{config.CONFIG_NAME} if present]",
 )
 LOG_DIRS = click.option(
@@ -305,68 +204,10 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
     return f
 
 
-def _log_dirs(
-    given: tuple[Path | str, ...], storage_options: dict[str, Any] | None = None
-) -> tuple[LogDir, ...]:
-    """Return the log dirs to read (the bundled example logs when none was given), each once."""
-    from sitegen.eventlog.discover import as_log_dir, distinct_dirs
-
-    dirs = [as_log_dir(d, storage_options) for d in given or (EXAMPLE_LOG_DIR,)]
-    kept, dropped = distinct_dirs(dirs)
-    for again, first in dropped:
-        same = "is named twice" if again == first else f"is the same directory as {first}"
-        click.echo(f"Warning: event-log dir {again} {same}: read once.", err=True)
-    return tuple(kept)
-
-
-def _options(
-    log_dirs: tuple[Path | str, ...],
-    output: Path | str,
-    storage_options: tuple[tuple[str, Any], ...] = (),
-    cache_dir: Path | None = None,
-    **rest: Any,
-) -> BuildOptions:
-    """Turn CLI values into the core's options object."""
-    from sitegen.builder.options import BuildOptions
-
-    # A list from the config file, a tuple from flags; SIGHUP's re-read default may be neither.
-    given = dict(storage_options) if isinstance(storage_options, tuple | list) else {}
-    dirs = _log_dirs(log_dirs, given or None)
-    if is_url(output):
-        from sitegen.builder.objectsite import local_copy
-
-        url = str(output)
-        return BuildOptions(
-            log_dirs=dirs,
-            output=local_copy(url, cache_dir),
-            storage_options=given,
-            publish_url=url,
-            **rest,
-        )
-    if rest.get("state_url") is not None:
-        raise SitegenError("--state is for an --output in object storage")
-    return BuildOptions(log_dirs=dirs, output=Path(output), storage_options=given, **rest)
-
-
 @click.group()
 @click.version_option(__version__, prog_name="sitegen")
 def cli() -> None:
     """Build a static Ballista history server from event logs."""
-
-
-def _waiting(output: Path) -> Callable[[], None]:
-    """Return what tells the user why a build into ``output`` is not starting yet."""
-    from sitegen.publish.buildlock import holders
-
-    def say() -> None:
-        pids = holders(output)
-        by = f" (process {', '.join(map(str, pids))})" if pids else ""
-        click.echo(
-            f"Waiting for another sitegen build into the same directory{by} to finish...",
-            err=True,
-        )
-
-    return say
 
 
 @cli.command("build")
@@ -405,15 +246,7 @@ def _waiting(output: Path) -> Callable[[], None]:
     help="With --watch: refresh the site for growing .running logs at most this often, and "
     "judge running logs again on this timer.",
 )
-def build_command(
-    fmt: str,
-    quiet: bool,
-    verbose: bool,
-    watch: bool,
-    poll: float | None,
-    running_interval: float,
-    **rest: Any,
-) -> None:
+def build_command(**given: Any) -> None:
     """Build the site: every completed job's /api/* files and HTML pages.
 
     Only logs that changed since the last build are read again. With --watch, keep
@@ -426,109 +259,16 @@ def build_command(
         sitegen build --pages runbooks/ --templates my-theme/ --title "Prod history"
         sitegen build --event-log-dir /var/log/ballista --output /srv/history --watch
     """
-    from sitegen.builder.pipeline import build
-    from sitegen.builder.progress import ProgressBar
-    from sitegen.builder.report import summary_json, summary_lines
+    from sitegen.commands.build import build_command as build
 
-    if watch:
-        if rest.get("archive") is not None:
-            raise click.UsageError("--archive cannot be used with --watch")
-        _watch(fmt, quiet, poll, running_interval, rest)
-        return
-    try:
-        options = _options(**rest)
-        bar = ProgressBar(sys.stderr)
-        bar.enabled = bar.enabled and not quiet and fmt == "text"
-        try:
-            report = build(
-                options, progress=bar, on_wait=None if quiet else _waiting(options.output)
-            )
-        finally:
-            bar.finish()
-    except SitegenError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if not quiet:
-        lines = [summary_json(report)] if fmt == "json" else summary_lines(report, verbose)
-        for line in lines:
-            click.echo(line)
-    if options.strict and report.skipped:
-        raise SystemExit(1)
-
-
-def _watch(
-    fmt: str, quiet: bool, poll: float | None, running_interval: float, given: dict[str, Any]
-) -> None:
-    """Run ``sitegen build --watch``: publish each change until SIGTERM or Ctrl-C."""
-    import signal
-
-    from sitegen.builder.pipeline import build
-    from sitegen.builder.report import publish_json, publish_line
-    from sitegen.builder.watch import Publish, Watcher
-
-    ctx = click.get_current_context()
-
-    def on_publish(done: Publish) -> None:
-        # One JSON object per publish on stdout, failed or not; text failures on stderr.
-        if fmt == "json":
-            if not quiet or done.error is not None:
-                click.echo(publish_json(done))
-        elif done.error is not None:
-            click.echo(publish_line(done), err=True)
-        elif not quiet:
-            click.echo(publish_line(done))
-
-    try:
-        options = _options(**given)
-        watcher = Watcher(
-            options,
-            lambda o: build(o, on_wait=None if quiet else _waiting(o.output)),
-            on_publish,
-            poll=poll,
-            running_interval=running_interval,
-            reload=lambda: _options(**_reloaded(ctx, given)),
-        )
-    except SitegenError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-    def stop(signum: int, frame: object) -> None:
-        watcher.stop.set()
-        if watcher.busy:
-            # End the build now: it leaves the published site as it was, or updated whole.
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGHUP, lambda signum, frame: watcher.reload_asked.set())
-    with contextlib.suppress(KeyboardInterrupt):  # a stop signal during a build
-        watcher.run()
-    if not quiet and fmt == "text":
-        click.echo("Stopped.", err=True)
-
-
-def _reloaded(ctx: click.Context, given: dict[str, Any]) -> dict[str, Any]:
-    """Return the build options with those set by ``sitegen.toml`` read from it again."""
-    from click.core import ParameterSource
-
-    path = config.find(ctx.meta.get(_CONFIG_PATH))
-    if path is None:
-        return given
-    known = {config.key_of(p) for c in cli.commands.values() for p in c.params if p.opts}
-    assert ctx.command is not None
-    defaults = config.load(path, ctx.command, known)
-    fresh = dict(given)
-    for name in given:
-        source = ctx.get_parameter_source(name)
-        if source in (ParameterSource.DEFAULT_MAP, ParameterSource.DEFAULT):
-            param = next(p for p in ctx.command.params if p.name == name)
-            fresh[name] = defaults.get(name, param.get_default(ctx))
-    return fresh
+    build(**given)
 
 
 @cli.command("serve")
 @site_options
 @click.option("--host", default="127.0.0.1", help="Address to bind (loopback by default).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, help="Port to listen on.")
-def serve_command(host: str, port: int, **rest: Any) -> None:
+def serve_command(**given: Any) -> None:
     """Build, serve the site with live reload, and rebuild when logs or templates change.
 
     The site is served at the exact /api/* paths, as the generated nginx config does.
@@ -537,36 +277,9 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     Example:
         sitegen serve --event-log-dir /var/log/ballista --port 8000
     """
-    from urllib.parse import urlsplit
+    from sitegen.commands.serve import serve_command as serve
 
-    from sitegen.builder.options import BuildReport
-    from sitegen.builder.pipeline import build
-    from sitegen.builder.report import summary_lines
-    from sitegen.serve.server import serve
-
-    def on_build(report: BuildReport | None, error: str | None) -> None:
-        if error is not None:
-            click.echo(f"Rebuild failed (still serving the last good site): {error}", err=True)
-        elif report is not None:
-            click.echo(summary_lines(report)[0])
-
-    try:
-        options = _options(**rest)
-        if options.publish_url is not None:
-            raise SitegenError("serve builds into a local directory: --output cannot be a URL")
-        serve(
-            options,
-            lambda: build(options, on_wait=_waiting(options.output)),
-            options.output,
-            host,
-            port,
-            on_build,
-            ready=lambda url: click.echo(f"Serving {options.output} at {url} (Ctrl+C to stop)"),
-            # Previewed where it will be published: the 404 page's links then work too.
-            base_path=urlsplit(options.base_url).path if options.base_url else "/",
-        )
-    except SitegenError as exc:
-        raise click.ClickException(str(exc)) from exc
+    serve(**given)
 
 
 @cli.command("check")
@@ -587,17 +300,7 @@ def serve_command(host: str, port: int, **rest: Any) -> None:
     help="Also fail when the newest run of any job name has a finding of these kinds "
     "(comma-separated: regression, failed, straggler, …). [default: none]",
 )
-def check_command(
-    log_dirs: tuple[Path | str, ...],
-    storage_options: tuple[tuple[str, Any], ...],
-    follow_links: bool,
-    max_log_size: int,
-    max_line_size: int,
-    stale_after: str,
-    workers: int | None,
-    fmt: str,
-    fail_on: str | None,
-) -> None:
+def check_command(**given: Any) -> None:
     """Read every log as a build would, publish nothing, report each problem.
 
     Exit 0 when no log has an error (running logs are only noted), 1 when any
@@ -610,20 +313,9 @@ def check_command(
         sitegen check --event-log-dir /var/log/ballista --format json
         sitegen check --event-log-dir /var/log/ballista --fail-on regression,failed
     """
-    from sitegen.check import check, check_json, check_limits, check_lines
-    from sitegen.diagnose.gate import parse_kinds
+    from sitegen.commands.check import check_command as check
 
-    try:
-        kinds = parse_kinds(fail_on) if fail_on is not None else frozenset()
-        limits = check_limits(max_log_size, max_line_size, stale_after)
-        dirs = _log_dirs(log_dirs, dict(storage_options) or None)
-        report = check(dirs, workers, follow_links, kinds, limits)
-    except SitegenError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        raise SystemExit(2) from exc
-    for line in [check_json(report)] if fmt == "json" else check_lines(report):
-        click.echo(line)
-    raise SystemExit(0 if report.passed else 1)
+    check(**given)
 
 
 @cli.command("host-config")
@@ -637,10 +329,9 @@ def host_config_command(server: str, root: Path, listen: str) -> None:
     Example:
         sitegen host-config nginx --root /srv/history > /etc/nginx/conf.d/history.conf
     """
-    from sitegen.publish import hosting
+    from sitegen.commands.host_config import host_config_command as host_config
 
-    render = hosting.nginx if server == "nginx" else hosting.caddy
-    click.echo(render(root.resolve(), listen), nl=False)
+    host_config(server, root, listen)
 
 
 def _wire_environment() -> None:

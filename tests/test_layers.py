@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("sitegen.render",)),
     ("build", ("sitegen.builder",)),
     ("serve and check", ("sitegen.serve", "sitegen.check", "sitegen.python_api")),
+    ("commands", ("sitegen.commands",)),
     ("command line", ("sitegen.cli", "sitegen.__main__", "sitegen")),
 ]
 

@@ -229,16 +229,15 @@ def test_an_exception_on_one_log_is_its_problem_row(
 def test_check_reports_an_exception_on_one_log_as_its_problem(
     example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sitegen.diagnose import analysis
-
-    original = analysis.analyse
+    from sitegen.builder import mapstep
+    from sitegen.diagnose.analysis import analyse as original
 
     def analyse(read: Any, file: str, log_bytes: int = 0) -> Any:
         if file == "Ca05RFR.eventlog":
             raise MemoryError
         return original(read, file, log_bytes)
 
-    monkeypatch.setattr(analysis, "analyse", analyse)
+    monkeypatch.setattr(mapstep, "analyse", analyse)  # check runs the map step's own
     result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(example_logs)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "Ca05RFR.eventlog: error: unreadable: sitegen ran out of memory" in result.output
@@ -287,16 +286,16 @@ def test_a_worker_killed_between_making_a_jobs_directories_and_claiming_them_lea
 def test_check_survives_a_killed_worker(
     example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sitegen.check as checking
+    from sitegen.builder import mapstep
 
-    original = checking._check_log
+    original = mapstep.read_and_analyse  # what check runs on each log
 
-    def check_log(log: Any, limits: Any) -> Any:
+    def read_and_analyse(log: Any, limits: Any) -> Any:
         if log.name == "Ca05RFR.eventlog":
             _die()
         return original(log, limits)
 
-    monkeypatch.setattr(checking, "_check_log", check_log)
+    monkeypatch.setattr(mapstep, "read_and_analyse", read_and_analyse)
     report = check(example_logs, workers=2)
     (problem,) = [p for p in report.problems if p.file == "Ca05RFR.eventlog"]
     assert "killed by signal 9" in problem.message

@@ -1,9 +1,17 @@
-"""Turn a build report into what the CLI prints: text lines or one JSON object."""
+"""What the commands print: a build's summary, each publish of ``--watch``, why a build waits.
+
+Summaries are text lines for people or one JSON object for scripts (``sitegen check`` prints
+its own verdict the same ways: ``commands.check``).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import click
 
 from sitegen.model import Problem
 from sitegen.text.formatting import plural
@@ -135,6 +143,7 @@ def _objects(report: BuildReport) -> dict[str, int]:
         "objects_uploaded": report.uploaded,
         "objects_uploaded_bytes": report.uploaded_bytes,
         "objects_deleted": report.deleted,
+        "objects_hashed_bytes": report.hashed_bytes,
     }
 
 
@@ -161,3 +170,18 @@ def publish_json(done: Publish) -> str:
             "build": _summary(done.report) if done.report else None,
         }
     )
+
+
+def waiting(output: Path) -> Callable[[], None]:
+    """Return what tells the user why a build into ``output`` is not starting yet."""
+    from sitegen.publish.buildlock import holders
+
+    def say() -> None:
+        pids = holders(output)
+        by = f" (process {', '.join(map(str, pids))})" if pids else ""
+        click.echo(
+            f"Waiting for another sitegen build into the same directory{by} to finish...",
+            err=True,
+        )
+
+    return say

@@ -1,0 +1,86 @@
+"""``sitegen build --watch``: publish each change until stopped; SIGHUP re-reads sitegen.toml."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sitegen import config
+from sitegen.commands.options import CONFIG_PATH, build_options, known_keys
+from sitegen.commands.output import waiting
+from sitegen.errors import SitegenError
+
+if TYPE_CHECKING:
+    from sitegen.builder.watch import Publish
+
+
+def watch_command(
+    fmt: str, quiet: bool, poll: float | None, running_interval: float, given: dict[str, Any]
+) -> None:
+    """Run ``sitegen build --watch``: publish each change until SIGTERM or Ctrl-C."""
+    from sitegen.builder.pipeline import build
+    from sitegen.builder.watch import Watcher
+
+    if given.get("archive") is not None:
+        raise click.UsageError("--archive cannot be used with --watch")
+    ctx = click.get_current_context()
+    try:
+        options = build_options(**given)
+        watcher = Watcher(
+            options,
+            lambda o: build(o, on_wait=None if quiet else waiting(o.output)),
+            lambda done: say_publish(done, fmt, quiet),
+            poll=poll,
+            running_interval=running_interval,
+            reload=lambda: build_options(**reloaded(ctx, given)),
+        )
+    except SitegenError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+    def stop(signum: int, frame: object) -> None:
+        watcher.stop.set()
+        if watcher.busy:
+            # End the build now: it leaves the published site as it was, or updated whole.
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, lambda signum, frame: watcher.reload_asked.set())
+    with contextlib.suppress(KeyboardInterrupt):  # a stop signal during a build
+        watcher.run()
+    if not quiet and fmt == "text":
+        click.echo("Stopped.", err=True)
+
+
+def say_publish(done: Publish, fmt: str, quiet: bool) -> None:
+    """Print one publish: a JSON object on stdout, failed or not; text failures on stderr."""
+    from sitegen.commands.output import publish_json, publish_line
+
+    if fmt == "json":
+        if not quiet or done.error is not None:
+            click.echo(publish_json(done))
+    elif done.error is not None:
+        click.echo(publish_line(done), err=True)
+    elif not quiet:
+        click.echo(publish_line(done))
+
+
+def reloaded(ctx: click.Context, given: dict[str, Any]) -> dict[str, Any]:
+    """Return the build options with those set by ``sitegen.toml`` read from it again."""
+    from click.core import ParameterSource
+
+    path = config.find(ctx.meta.get(CONFIG_PATH))
+    if path is None:
+        return given
+    assert ctx.command is not None
+    defaults = config.load(path, ctx.command, known_keys(ctx))
+    fresh = dict(given)
+    for name in given:
+        source = ctx.get_parameter_source(name)
+        if source in (ParameterSource.DEFAULT_MAP, ParameterSource.DEFAULT):
+            param = next(p for p in ctx.command.params if p.name == name)
+            fresh[name] = defaults.get(name, param.get_default(ctx))
+    return fresh
