@@ -4,6 +4,7 @@ Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 t
       python benchmarks/build.py --jobs 20 --tasks 10 --small-jobs 200   (a quick smoke run)
       python benchmarks/build.py --work-dir /dev/shm/sitegen-bench    (in memory: no disk cost)
       python benchmarks/build.py --scale-jobs 1000,10000,100000   (also line 8: scale)
+      python benchmarks/build.py --dask-only     (line 12: Dask against the local pool)
 
 Every number comes from this one run on the same corpus; the last lines print the ratios.
 """
@@ -642,6 +643,132 @@ def storage_and_dask(work: Path, jobs: int) -> None:
     )
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """Return the user and kernel CPU seconds the processes used so far (from /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def _separate_cluster(work: Path, workers: int) -> tuple[str, list[subprocess.Popen[bytes]]]:
+    """Start `dask scheduler` and single-thread `dask worker`s as processes of their own."""
+    from distributed import Client
+
+    scheduler_file = work / "scheduler.json"
+    scheduler_file.unlink(missing_ok=True)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            **quiet,
+        )
+    ]
+    while not scheduler_file.exists():
+        time.sleep(0.1)
+    for _ in range(workers):
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                ],
+                **quiet,
+            )
+        )
+    address = json.loads(scheduler_file.read_text())["address"]
+    with Client(address) as client:
+        client.wait_for_workers(workers, timeout=120)
+    return address, procs
+
+
+def _timed_build(logs: Path, out: Path, pids: list[int], *extra: str) -> tuple[float, float, float]:
+    """Build afresh; return its wall seconds, the command's CPU and the given processes' CPU."""
+    shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers_before = _cpu_seconds(pids)
+    seconds, _, _ = run_build(logs, out, *extra)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    command = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, command, _cpu_seconds(pids) - workers_before
+
+
+def dask_scaling(work: Path, reps: int = 3) -> None:
+    """Line 12: the Dask map step (a scheduler and 2 single-thread workers, separate processes)
+    against the local pool of 2, median of ``reps``; the command's and workers' CPU per job."""
+    small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
+    half = corpus(work / "corpus-500x2x10", 500, 2, 10)
+    one = corpus(work / "corpus-1x2x10", 1, 2, 10)
+    big = corpus(work / "corpus-200x1x800", 200, 1, 800)
+    out = work / "out-dask"
+    address, procs = _separate_cluster(work, 2)
+    pids = [p.pid for p in procs[1:]]
+    dask = ("--dask-scheduler", address)
+    try:
+        lines = {}
+        for name, logs in (
+            ("1,000 small jobs (2 x 10 tasks)", small),
+            ("200 jobs x 800 tasks", big),
+        ):
+            pool = sorted(
+                _timed_build(logs, out / "pool", [], "--workers", "2")[0] for _ in range(reps)
+            )
+            on_dask = sorted(_timed_build(logs, out / "dask", pids, *dask)[0] for _ in range(reps))
+            p, d = pool[reps // 2], on_dask[reps // 2]
+            lines[name] = d / p
+            print(
+                f"12 {name}: Dask of 2 {d:.2f} s, local pool of 2 {p:.2f} s: {d / p:.2f}x "
+                f"(runs: Dask {', '.join(f'{t:.2f}' for t in on_dask)}; "
+                f"pool {', '.join(f'{t:.2f}' for t in pool)})"
+            )
+        t_start, _, _ = min(_timed_build(one, out / "dask", pids, *dask) for _ in range(reps))
+        at_half = sorted(_timed_build(half, out / "dask", pids, *dask) for _ in range(reps))[
+            reps // 2
+        ]
+        at_full = sorted(_timed_build(small, out / "dask", pids, *dask) for _ in range(reps))[
+            reps // 2
+        ]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    c_c = (at_full[1] - at_half[1]) / 500
+    c_w = (at_full[2] - at_half[2]) / 500
+    t_reduce = max(0.0, at_full[0] - t_start - 1000 * max(c_w / 2, c_c))
+    jobs, workers = 100_000, 16
+    scaled_reduce = t_reduce * jobs / 1000
+    predicted = t_start + scaled_reduce + jobs * max(c_w / workers, c_c)
+    alone = t_start + scaled_reduce + jobs * c_w
+    print(
+        f"12 model: c_c (the command's CPU per job, slope 500 -> 1,000 small jobs) "
+        f"{c_c * 1000:.2f} ms (target <= 0.5); c_w (the workers' CPU per job) {c_w * 1000:.2f} ms; "
+        f"T_start (a Dask build of one log) {t_start:.2f} s; T_reduce at 1,000 jobs "
+        f"{t_reduce:.2f} s; at {jobs:,} jobs on {workers} workers the model predicts "
+        f"{predicted:.0f} s against {alone:.0f} s in one process: {alone / predicted:.1f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -685,9 +812,19 @@ def main() -> None:
     parser.add_argument(
         "--storage-only", action="store_true", help="run only lines 10 and 11 (--storage-jobs)"
     )
+    parser.add_argument(
+        "--dask-only",
+        action="store_true",
+        help="run only line 12: Dask of 2 separate worker processes against the local pool "
+        "(needs sitegen[dask])",
+    )
     args = parser.parse_args()
 
     work = args.work_dir
+    if args.dask_only:
+        compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
+        dask_scaling(work)
+        return
     if args.storage_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
         storage_and_dask(work, args.storage_jobs or 1000)

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sitegen.builder.compose import site_output
 from sitegen.builder.options import BuildOptions, BuildReport
 from sitegen.builder.pipeline import build as build_site
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import LogDirs, as_log_dirs
-from sitegen.text.storage_url import is_url
 
 # Options given as paths or sizes in text, as on the command line.
 _PATHS = ("archive", "pages_dir", "templates_dir")
@@ -41,11 +41,5 @@ def build(
 
         options["max_site_size"] = parse_size(options["max_site_size"])
     dirs = as_log_dirs(log_dirs, options.get("storage_options"))
-    cache_dir = options.pop("cache_dir", None)
-    if is_url(output):
-        from sitegen.builder.objectsite import local_copy
-
-        url = str(output)
-        local = local_copy(url, Path(cache_dir) if cache_dir else None)
-        return build_site(BuildOptions(log_dirs=dirs, output=local, publish_url=url, **options))
-    return build_site(BuildOptions(log_dirs=dirs, output=Path(output), **options))
+    where = site_output(output, options.pop("cache_dir", None), options.pop("state_url", None))
+    return build_site(BuildOptions(log_dirs=dirs, **where, **options))

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,9 +26,19 @@ from tests.sitetree import tree
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[subprocess.Popen[str]]:
+@dataclass
+class Local:
+    proc: subprocess.Popen[str]
+    address: str
+
+
+@pytest.fixture()
+def cluster() -> Iterator[Local]:
     """Two worker processes of one thread each, on loopback, run by a process of their own."""
+    yield from _local_cluster()
+
+
+def _local_cluster() -> Iterator[Local]:
     require_module("distributed", "dask")
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).parent / "dask_cluster.py")],
@@ -30,7 +47,10 @@ def cluster() -> Iterator[subprocess.Popen[str]]:
         text=True,
     )
     try:
-        yield proc
+        assert proc.stdout is not None
+        address = proc.stdout.readline().strip()
+        assert address.startswith("tcp://127.0.0.1:"), address
+        yield Local(proc, address)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -42,11 +62,9 @@ def _sitegen(*args: str) -> None:
 
 
 def test_a_site_mapped_on_two_dask_workers_is_the_local_build_byte_for_byte(
-    cluster: subprocess.Popen[str], example_logs: Path, tmp_path: Path
+    cluster: Local, example_logs: Path, tmp_path: Path
 ) -> None:
-    assert cluster.stdout is not None and cluster.stdin is not None
-    address = cluster.stdout.readline().strip()
-    assert address.startswith("tcp://127.0.0.1:"), address
+    address = cluster.address
     # A second log of one job id goes to its part directory, as with the local pool.
     (example_logs / "zz-again.eventlog").write_bytes(
         (example_logs / "1UXXFWX.eventlog").read_bytes()
@@ -66,8 +84,9 @@ def test_a_site_mapped_on_two_dask_workers_is_the_local_build_byte_for_byte(
     assert tree(dask) == tree(local)
     assert (dask / "api/job/new1/index.json").is_file()
     # The workers did the reading: each ran map tasks.
-    cluster.stdin.close()
-    done = json.loads(cluster.stdout.readline())
+    assert cluster.proc.stdin is not None and cluster.proc.stdout is not None
+    cluster.proc.stdin.close()
+    done = json.loads(cluster.proc.stdout.readline())
     assert len(done) == 2 and all(count > 0 for count in done.values()), done
 
 
@@ -87,3 +106,149 @@ def test_without_the_option_nothing_of_dask_is_imported(example_logs: Path, tmp_
         check=True,
     ).stdout
     assert out.strip() == "[]"
+
+
+def _start(args: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
+
+
+def _wait_for_workers(address: str, count: int) -> Any:
+    from sitegen.builder.cluster import client
+
+    dask = client(address)
+    dask.wait_for_workers(count, timeout=60)
+    return dask
+
+
+@dataclass
+class Separate:
+    address: str
+    scheduler_file: Path
+    procs: list[subprocess.Popen[str]]
+
+    def add_worker(self, *wrapper: str) -> None:
+        args = [sys.executable, "-m", "distributed.cli.dask_worker", "--nthreads", "1"]
+        args += ["--no-dashboard", "--no-nanny", "--scheduler-file", str(self.scheduler_file)]
+        self.procs.append(_start([*wrapper, *args]))
+
+
+@pytest.fixture()
+def separate_cluster(tmp_path: Path) -> Iterator[Separate]:
+    """A scheduler (`dask scheduler`) and, by test, workers (`dask worker`): separate processes."""
+    require_module("distributed", "dask")
+    scheduler_file = tmp_path / "scheduler.json"
+    procs = [
+        _start(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+            ]
+        )
+    ]
+    deadline = time.monotonic() + 60
+    while not scheduler_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    address = json.loads(scheduler_file.read_text())["address"]
+    try:
+        yield Separate(address, scheduler_file, procs)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_separate_dask_processes_write_the_jobs_themselves_byte_for_byte(
+    separate_cluster: Separate, example_logs: Path, tmp_path: Path
+) -> None:
+    from sitegen.builder.cluster import shares_output
+
+    address = separate_cluster.address
+    separate_cluster.add_worker()
+    separate_cluster.add_worker()
+    dask = _wait_for_workers(address, 2)
+    probe_dir = tmp_path / "probe"
+    assert shares_output(dask, probe_dir) is True
+    assert list((probe_dir / ".parts").iterdir()) == []  # the probe's markers are gone
+    (example_logs / "zz-again.eventlog").write_bytes(
+        (example_logs / "1UXXFWX.eventlog").read_bytes()
+    )
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    build(BuildOptions(log_dirs=example_logs, output=local, workers=2))
+    build(BuildOptions(log_dirs=example_logs, output=remote, dask_scheduler=address))
+    assert tree(remote) == tree(local)
+    write(example_logs / "new1.eventlog", job_lines("new1", start_ms=1_767_300_000_000))
+    build(BuildOptions(log_dirs=example_logs, output=local, workers=2))
+    build(BuildOptions(log_dirs=example_logs, output=remote, dask_scheduler=address))
+    assert tree(remote) == tree(local)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root's unshare"
+)
+def test_a_worker_that_sees_another_output_dir_sends_bytes_and_the_site_is_the_same(
+    separate_cluster: Separate, example_logs: Path, tmp_path: Path
+) -> None:
+    """The worker's mount namespace hides the output's parent behind an empty tmpfs."""
+    from sitegen.builder.cluster import shares_output
+
+    address = separate_cluster.address
+    hidden = tmp_path / "out"
+    hidden.mkdir()
+    script = 'mount -t tmpfs none "$0" && exec "$@"'
+    separate_cluster.add_worker(
+        "unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(hidden)
+    )
+    dask = _wait_for_workers(address, 1)
+    assert shares_output(dask, hidden / "probe") is False
+    assert shares_output(dask, tmp_path / "seen") is True  # the logs' side is shared
+    local = tmp_path / "local"
+    build(BuildOptions(log_dirs=example_logs, output=local, workers=2))
+    build(BuildOptions(log_dirs=example_logs, output=hidden / "site", dask_scheduler=address))
+    assert tree(hidden / "site") == tree(local)
+
+
+def test_a_dask_worker_killed_mid_map_leaves_nothing_behind(cluster: Local, tmp_path: Path) -> None:
+    """SIGKILL a worker while it maps: its chunk runs again elsewhere, the site is the local one."""
+    address = cluster.address
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(240):
+        write(
+            logs / f"job{i:03}.eventlog",
+            job_lines(
+                f"job{i:03}", start_ms=1_767_000_000_000 + i * 60_000, stages=3, tasks_per_stage=20
+            ),
+        )
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    build(BuildOptions(log_dirs=logs, output=local, workers=2))
+    dask = _wait_for_workers(address, 2)
+    pids = dask.run(os.getpid)
+    done: list[Any] = []
+    builder = threading.Thread(
+        target=lambda: done.append(
+            build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+        )
+    )
+    builder.start()
+    deadline = time.monotonic() + 120
+    claims: list[Path] = []
+    while time.monotonic() < deadline and builder.is_alive():
+        claims = list(tmp_path.glob(".dask.staging-*/.parts/.claims"))
+        if claims and claims[0].read_bytes().count(b"\n") >= 40:
+            break
+        time.sleep(0.01)
+    assert claims, "the map had not begun"
+    os.kill(next(iter(pids.values())), signal.SIGKILL)
+    builder.join(300)
+    assert done and done[0].published == 240
+    assert tree(remote) == tree(local)

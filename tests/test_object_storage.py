@@ -255,6 +255,21 @@ def test_an_incremental_publish_uploads_only_what_changed(s3: str, tmp_path: Pat
     assert not {k for k in changed if "job0" in k or "job1" in k or "job2" in k}
     assert "api/jobs" in changed
     assert len(changed - new_job) < 15  # listings, not the other jobs
+    # Only what the build changed was read and hashed: the new job and the listings, not the
+    # other jobs' files (the whole site was, on the first publish).
+    copy = next((tmp_path / "cache/sitegen/sites").glob("*/site"))
+    whole = sum(
+        p.stat().st_size for p in copy.rglob("*") if p.is_file() and ".sitegen" not in p.name
+    )
+    others = sum(
+        p.stat().st_size
+        for job in ("job0", "job1", "job2")
+        for root in (copy / "jobs" / job, copy / "api/job" / job)
+        for p in root.rglob("*")
+        if p.is_file()
+    )
+    hashed = json.loads(out)["objects_hashed_bytes"]
+    assert 0 < hashed < whole - others
     # A log rewritten in place with as many bytes (another ETag) is read again.
     original = fs().cat_file(f"{b}/logs/job1.eventlog")
     renamed = original.replace(b"name1", b"nameX")

@@ -1,23 +1,37 @@
-"""The map step on a Dask cluster (``--dask-scheduler``): workers read logs, return files.
+"""The map step on a Dask cluster (``--dask-scheduler``): workers read logs and write jobs.
 
-Logs go in chunks of a few (one task each: a round trip per log cost more than its map); for
-each log a worker reads it (from a shared directory or object storage), renders
-the job's files into a scratch directory of its own, and returns their bytes with the log's
-outcome. This process writes them through the one writer into the staging directory, as a
-local worker would have, so any output works without a shared disk, and the site is the same
-byte for byte. ``distributed`` is imported only when a scheduler is given.
+Logs go in chunks of a few (one task each: a round trip per log cost more than its map). When
+every worker can reach the staging directory (a ``LocalCluster``, a shared file system: a
+probe each worker runs says so), a worker maps each log exactly as a local worker does,
+writing the job's files straight into the staging directory under the claims protocol, and
+returns only the outcome with its state row. Else it renders the job into a scratch
+directory of its own and returns the files' bytes, which this process writes through the one
+writer. Either way the site is the local build's, byte for byte. ``distributed`` is imported
+only when a scheduler is given.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sitegen.builder.mapstep import Progress, claim, part_dir, process_log, root_parents
+from sitegen.builder.mapstep import (
+    Progress,
+    Task,
+    claim,
+    failed_outcome,
+    first_attempt,
+    forget_claim,
+    killed_outcome,
+    part_dir,
+    process_log,
+    root_parents,
+)
 from sitegen.builder.state.records import LogOutcome
 from sitegen.errors import UsageError
 from sitegen.eventlog.logfiles import LogFile
@@ -25,6 +39,8 @@ from sitegen.layout import PARTS_DIR
 from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from sitegen.diagnose.recurring import RunContext
     from sitegen.render.pages import PageRenderer
 
@@ -34,13 +50,18 @@ WINDOW = 4
 CHUNK = 16
 # One client per scheduler address for the life of the process (a watcher builds often).
 _clients: dict[str, Any] = {}
+# The probe's marker files, in the staging dir's parts dir (never part of the site).
+PROBE = "probe-"
 
-# What a worker returns for one log: its outcome and its job's files (path, bytes).
-Mapped = tuple[LogOutcome, list[tuple[str, bytes]]]
+# What a worker returns for one log: its outcome, and its job's files (path, bytes) for this
+# process to write, or None when the worker wrote them itself, then whether into its part dir.
+Mapped = tuple[LogOutcome, list[tuple[str, bytes]] | None, bool]
+# One log of a chunk: its place in the build's list, the log, its run context.
+Item = tuple[int, LogFile, "RunContext | None"]
 
 
 def map_remote(log: LogFile, pages: PageRenderer, context: RunContext | None) -> Mapped:
-    """Map one log in a worker: its outcome, and the bytes of every file of its job."""
+    """Map one log in a worker that cannot reach the output: its outcome and its files' bytes."""
     with tempfile.TemporaryDirectory(prefix="sitegen-map-") as scratch:
         staging = Path(scratch)
         for parent in root_parents(pages):
@@ -53,12 +74,73 @@ def map_remote(log: LogFile, pages: PageRenderer, context: RunContext | None) ->
                     path = Path(directory) / name
                     files.append((path.relative_to(staging).as_posix(), path.read_bytes()))
     files.sort()
-    return outcome, files
+    return outcome, files, False
 
 
-def map_chunk(chunk: list[tuple[LogFile, RunContext | None]], pages: PageRenderer) -> list[Mapped]:
-    """Map a chunk of logs in a worker, in order."""
-    return [map_remote(log, pages, context) for log, context in chunk]
+def _tasks(chunk: list[Item], staging: Path, pages: PageRenderer) -> list[Task]:
+    """Return the map step's arguments of each log of a chunk, as a local worker gets them."""
+    return [(log, staging, part_dir(staging, n), pages, ctx) for n, log, ctx in chunk]
+
+
+def map_chunk(chunk: list[Item], pages: PageRenderer, staging: str | None) -> list[Mapped]:
+    """Map a chunk of logs in a worker, in order: into ``staging`` if given, else as bytes."""
+    if staging is None:
+        return [map_remote(log, pages, context) for _, log, context in chunk]
+    root = Path(staging)
+    tasks = _tasks(chunk, root, pages)
+    if not first_attempt(root, f"{chunk[0][0]}+{len(chunk)}"):
+        # The scheduler runs a chunk again when its worker died: undo what that one claimed.
+        for task in tasks:
+            forget_claim(task)
+    return [(outcome, None, parted) for outcome, parted in map(_process_star, tasks)]
+
+
+def _process_star(task: Task) -> tuple[LogOutcome, bool]:
+    """Map one log as a local worker does."""
+    return process_log(*task)
+
+
+def _probe_worker(staging: str, token: str) -> str | None:
+    """Read the command's marker and write this worker's own (in a worker); its name, or None."""
+    parts = Path(staging) / PARTS_DIR
+    try:
+        if (parts / f"{PROBE}{token}").read_text(encoding="ascii") != token:
+            return None
+        mine = parts / f"{PROBE}{token}-{os.getpid()}-{secrets.token_hex(4)}"
+        mine.write_text(token, encoding="ascii")
+    except OSError:
+        return None
+    return mine.name
+
+
+def shares_output(dask: Any, staging: Path) -> bool:
+    """Tell whether every worker reads and writes the same staging dir as this process.
+
+    This process writes a marker there; each worker reads it back and writes its own, which
+    this process reads back. A worker that sees another directory (no shared file system, a
+    container without the volume) fails one of the two, and the map sends bytes instead.
+    """
+    token = secrets.token_hex(8)
+    parts = staging / PARTS_DIR
+    parts.mkdir(parents=True, exist_ok=True)
+    marker = parts / f"{PROBE}{token}"
+    marker.write_text(token, encoding="ascii")
+    try:
+        answers = dask.run(_probe_worker, str(staging), token)
+        names = list(answers.values())
+        shared = bool(names) and all(
+            name is not None and (parts / name).is_file() and _read(parts / name) == token
+            for name in names
+        )
+    finally:
+        for leftover in parts.glob(f"{PROBE}{token}*"):
+            leftover.unlink(missing_ok=True)
+    return shared
+
+
+def _read(path: Path) -> str:
+    """Return a probe marker's text."""
+    return path.read_text(encoding="ascii")
 
 
 def client(address: str) -> Any:
@@ -80,6 +162,40 @@ def client(address: str) -> Any:
     return made
 
 
+class DaskMapper:
+    """The map step on the Dask cluster at ``address`` (the ``Mapper`` of ``--dask-scheduler``)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def prepare(self, maps_every_log: bool) -> None:
+        """Nothing to start here: the workers are the cluster's."""
+
+    def map(
+        self,
+        logs: Sequence[LogFile],
+        which: Sequence[int],
+        staging: Path,
+        pages: PageRenderer,
+        on_result: Callable[[int, LogOutcome, bool], None],
+        progress: Progress | None = None,
+        contexts: Mapping[int, RunContext] | None = None,
+    ) -> None:
+        """Map the logs at ``which`` on the cluster (``cluster_map``)."""
+        cluster_map(self.address, logs, which, staging, pages, on_result, progress, contexts)
+
+    @property
+    def pool(self) -> Executor | None:
+        """Return None: this machine started no workers."""
+        return None
+
+    def rest(self) -> None:
+        """Nothing to stop: the cluster's workers are not this process's memory."""
+
+    def close(self) -> None:
+        """Keep the client: a watcher builds again on the same cluster."""
+
+
 def cluster_map(
     address: str,
     logs: Sequence[LogFile],
@@ -90,10 +206,11 @@ def cluster_map(
     progress: Progress | None = None,
     contexts: Mapping[int, RunContext] | None = None,
 ) -> None:
-    """Map the logs at ``which`` on the cluster; write each job's files here, in order."""
+    """Map the logs at ``which`` on the cluster, handing each outcome on in order."""
     if not which:
         return
     dask = client(address)
+    direct = str(staging) if shares_output(dask, staging) else None
     contexts = contexts or {}
     # The renderer is sent once to every worker, not with each task.
     [shared] = dask.scatter([pages], broadcast=True, hash=False)
@@ -105,20 +222,69 @@ def cluster_map(
     def submit() -> None:
         numbers = next(chunks, None)
         if numbers is not None:
-            chunk = [(logs[n], contexts.get(n)) for n in numbers]
-            pending.append((numbers, dask.submit(map_chunk, chunk, shared, pure=False)))
+            chunk = [(n, logs[n], contexts.get(n)) for n in numbers]
+            pending.append((numbers, dask.submit(map_chunk, chunk, shared, direct, pure=False)))
 
     for _ in range(WINDOW * threads):
         submit()
     while pending:
         numbers, task = pending.popleft()
-        results = task.result()
-        task.release()
+        results = _results(dask, task, numbers, logs, contexts, shared, direct, staging, pages)
         submit()
-        for n, (outcome, files) in zip(numbers, results, strict=True):
-            on_result(n, outcome, write_job(staging, n, outcome, files))
+        for n, (outcome, files, parted) in zip(numbers, results, strict=True):
+            if files is not None:
+                parted = write_job(staging, n, outcome, files)
+            on_result(n, outcome, parted)
             if progress:
                 progress.advance()
+
+
+def _results(
+    dask: Any,
+    task: Any,
+    numbers: list[int],
+    logs: Sequence[LogFile],
+    contexts: Mapping[int, RunContext],
+    shared: Any,
+    direct: str | None,
+    staging: Path,
+    pages: PageRenderer,
+) -> Iterator[Mapped]:
+    """Return a chunk's results; a chunk that killed its workers again and again, log by log.
+
+    The scheduler runs a chunk again on another worker when its worker dies; past its limit it
+    gives up (``KilledWorker``). Then each of its logs runs alone, so that only the log that
+    kills its worker becomes a problem row, as with a local pool.
+    """
+    from distributed import KilledWorker
+
+    try:
+        results: list[Mapped] = task.result()
+        return iter(results)
+    except KilledWorker:
+        pass
+    finally:
+        task.release()
+    out: list[Mapped] = []
+    for n in numbers:
+        item = [(n, logs[n], contexts.get(n))]
+        [one] = _tasks(item, staging, pages)
+        if direct is not None:
+            forget_claim(one)  # what the chunk's dead attempts claimed of this log
+        alone = dask.submit(map_chunk, item, shared, direct, pure=False, retries=0)
+        try:
+            out.extend(alone.result())
+        except KilledWorker:
+            how = "killed on every Dask worker that ran it"
+            if direct is not None:
+                out.append((killed_outcome(one, how)[0], None, False))
+            else:
+                out.append(
+                    (failed_outcome(logs[n], f"the process reading this log was {how}"), [], False)
+                )
+        finally:
+            alone.release()
+    return iter(out)
 
 
 def write_job(staging: Path, n: int, outcome: LogOutcome, files: list[tuple[str, bytes]]) -> bool:

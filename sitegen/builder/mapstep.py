@@ -12,18 +12,19 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Protocol, overload
+from typing import NamedTuple, Protocol, overload
 
 from sitegen.builder.parallel import pool_map
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.records import LogOutcome, LogRow
-from sitegen.diagnose.analysis import analyse
+from sitegen.diagnose.analysis import JobAnalysis, analyse
 from sitegen.diagnose.failures import failure_rows
 from sitegen.diagnose.insights import ranked
 from sitegen.diagnose.recurring import RunContext, failed, succeeded
 from sitegen.errors import SitegenError
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.failure import failure_message
+from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.eventlog.notes import read_note
 from sitegen.eventlog.rawlog import gzip_chunks, hold
@@ -202,6 +203,24 @@ def _claims(part: Path) -> tuple[list[str], list[str]]:
     return roots, making
 
 
+# In the parts dir: one empty directory per chunk of logs a Dask worker began mapping, so that
+# a chunk run again (its worker died) first undoes what the dead attempt claimed.
+ATTEMPTS = "attempts"
+
+
+def first_attempt(staging: Path, chunk: str) -> bool:
+    """Note that a chunk of logs is being mapped; tell whether it is the first time."""
+    path = staging / PARTS_DIR / ATTEMPTS / chunk
+    try:
+        os.mkdir(path)
+    except FileNotFoundError:
+        os.makedirs(path.parent, exist_ok=True)
+        return first_attempt(staging, chunk)
+    except FileExistsError:
+        return False
+    return True
+
+
 def forget_claim(task: Task) -> None:
     """Remove what a dead worker left of one log's job: its claimed dirs and its part dir."""
     _, staging, part, *_ = task
@@ -235,33 +254,93 @@ def process_log(
     try:
         return _process_log(log, staging, part, pages, context, claimed)
     except Exception as exc:
-        cause = exc
-        if isinstance(exc, OSError | SitegenError):
-            # The system (a full disk) or the operator (a broken template) stops the build;
-            # a template that ran out of stack on this log's content does not.
-            if not isinstance(exc.__cause__, MemoryError | RecursionError):
-                raise
-            cause = exc.__cause__
+        cause = _failure_of(exc)
         for directory in claimed:
             shutil.rmtree(directory, ignore_errors=True)
         return failed_outcome(log, failure_message(cause)), False
 
 
-def failed_outcome(log: LogFile, why: str) -> LogOutcome:
-    """Return the outcome of a log whose map step failed: an unreadable log, saying why."""
+def _failure_of(exc: Exception) -> BaseException:
+    """Return why one log failed (``exc``, or what it wraps); raise what stops the build."""
+    if isinstance(exc, OSError | SitegenError):
+        # The system (a full disk) or the operator (a broken template) stops the build;
+        # a template that ran out of stack on this log's content does not.
+        if not isinstance(exc.__cause__, MemoryError | RecursionError):
+            raise exc
+        return exc.__cause__
+    return exc
+
+
+def failed_outcome(log: LogFile, why: str, digest: bool = True) -> LogOutcome:
+    """Return the outcome of a log whose map step failed: an unreadable log, saying why.
+
+    ``digest``: take the log's SHA-256, which the build state keeps (``sitegen check`` does not).
+    """
     problem = Problem(ProblemKind.UNREADABLE, log.key, why, None, log.name_id)
     return LogOutcome(
         file=log.key,
         classification=Classification.UNREADABLE,
         problems=[problem],
-        sha256=log_digest(log.path) if not log.skip else "",
+        sha256=log_digest(log.path) if digest and not log.skip else "",
     )
+
+
+def died_outcome(log: LogFile, how: str, digest: bool = True) -> LogOutcome:
+    """Return the outcome of a log whose worker process died (``how``) while reading it."""
+    return failed_outcome(log, f"the process reading this log was {how}", digest)
 
 
 def killed_outcome(task: Task, how: str) -> tuple[LogOutcome, bool]:
     """Return the outcome of a log whose worker process died (``how``) while mapping it."""
     forget_claim(task)
-    return failed_outcome(task[0], f"the process reading this log was {how}"), False
+    return died_outcome(task[0], how), False
+
+
+class Analysed(NamedTuple):
+    """One log read, judged and analysed: the map step's first half, and all of ``check``."""
+
+    # Its classification and problems, what it recorded so far if it has no JobEnd, and the
+    # job's summary if it has a job to publish; no SHA-256 (the map step takes it).
+    outcome: LogOutcome
+    # What was read of it; None when reading, judging or analysing it failed.
+    read: LogRead | None
+    # The job's analysis; None when it has no job to publish (or it failed).
+    analysis: JobAnalysis | None
+
+
+def read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None = None) -> Analysed:
+    """Read one log, judge it and analyse its job, as the map step and ``sitegen check`` do.
+
+    ``held``: the log's bytes, when the caller holds them (``eventlog.rawlog.hold``). Whatever
+    goes wrong with one log (``MemoryError`` and ``RecursionError`` too) is that log's problem,
+    an unreadable log; an ``OSError`` or a ``SitegenError`` of its own stops the caller.
+    """
+    try:
+        return _read_and_analyse(log, limits, held)
+    except Exception as exc:
+        return Analysed(failed_outcome(log, failure_message(_failure_of(exc)), False), None, None)
+
+
+def _read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None) -> Analysed:
+    """Do ``read_and_analyse``'s work."""
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held, limits)
+    verdict = judge(log, read, limits)
+    outcome = LogOutcome(
+        file=log.key,
+        classification=verdict.classification or read.classification,
+        problems=verdict.problems,
+    )
+    if read.job_end is None or verdict.job_id is None:
+        if outcome.classification is Classification.INCOMPLETE:
+            outcome.running = running_job(read, log)
+        elif outcome.classification is Classification.ABANDONED:
+            outcome.running = running_job(read, log, verdict.problems[0].message)
+        elif outcome.classification is Classification.ENDED_UNRECORDED:
+            outcome.running = running_job(read, log, ended=verdict.problems[0].message)
+        return Analysed(outcome, read, None)
+    analysis = analyse(read, outcome.file, log.size)
+    outcome.summary = analysis.summary
+    return Analysed(outcome, read, analysis)
 
 
 def _process_log(
@@ -275,25 +354,12 @@ def _process_log(
     """Do ``process_log``'s work; what it makes in the staging dir is added to ``claimed``."""
     limits = pages.limits
     held = None if log.skip or log.size > limits.max_log_bytes else hold(log.path, log.size)
-    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held, limits)
-    verdict = judge(log, read, limits)
-    outcome = LogOutcome(
-        file=log.key,
-        classification=verdict.classification or read.classification,
-        problems=verdict.problems,
-        sha256="" if log.skip else log_digest(log.path, held),
-    )
-    if read.job_end is None or verdict.job_id is None:
-        if outcome.classification is Classification.INCOMPLETE:
-            outcome.running = running_job(read, log)
-        elif outcome.classification is Classification.ABANDONED:
-            outcome.running = running_job(read, log, verdict.problems[0].message)
-        elif outcome.classification is Classification.ENDED_UNRECORDED:
-            outcome.running = running_job(read, log, ended=verdict.problems[0].message)
+    outcome, read, analysis = read_and_analyse(log, limits, held)
+    outcome.sha256 = "" if log.skip else log_digest(log.path, held)
+    if read is None or read.job_end is None or analysis is None:
         return outcome, False
-    job_id = verdict.job_id
-    analysis = analyse(read, outcome.file, log.size)
     summary = analysis.summary
+    job_id = summary.job_id  # the verdict's: JobEnd's own
     roots = job_roots(pages, job_id)
     target = claim(staging, roots, part, claimed)
     writer = SiteWriter(target, fresh=True, existing=roots if target == staging else ())
@@ -314,7 +380,6 @@ def _process_log(
         note = None
     outcome.context_sha256 = context.sha256 if context else ""
     pages.job_pages(writer, read, analysis, note, context)
-    outcome.summary = summary
     outcome.row = state_row(summary)
     outcome.roots = roots
     outcome.files = writer.files_written

@@ -44,7 +44,25 @@ def local_copy(url: str, cache_dir: Path | None = None) -> Path:
     return (cache_dir or cache_home()) / "sites" / digest / "site"
 
 
+class BucketTarget:
+    """A site published to object storage (the ``PublishTarget`` of an ``s3://`` output)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def publish(
+        self,
+        options: BuildOptions,
+        build_here: Callable[[BuildOptions], BuildReport],
+        on_wait: Callable[[], None] | None = None,
+    ) -> BuildReport:
+        """Build the local copy with ``build_here``, then sync what changed to the bucket."""
+        waiting = None if on_wait is None else (lambda owner: on_wait())
+        return build_to_objects(self.url, options, build_here, waiting)
+
+
 def build_to_objects(
+    publish_url: str,
     options: BuildOptions,
     local_build: Callable[[BuildOptions], BuildReport],
     on_wait: Callable[[str], None] | None = None,
@@ -53,8 +71,7 @@ def build_to_objects(
     from sitegen.publish import objectstore
 
     started = time.perf_counter()
-    assert options.publish_url is not None
-    url = as_prefix(options.publish_url)
+    url = as_prefix(publish_url)
     state_url = as_prefix(options.state_url or objectstore.default_state_url(url))
     if as_prefix(split_credentials(state_url)[0]) == as_prefix(split_credentials(url)[0]):
         raise SitegenError("--state must not be the site's own prefix (it would be served)")
@@ -83,8 +100,11 @@ def build_to_objects(
             return _published(report, url, synced, started)
         mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
         try:
+            # The local copy is the bucket's last publish: what the build changed is all
+            # that can differ (a full build changed everything: compare the whole site).
+            changed = None if fresh else report.changed
             after, synced = objectstore.sync(
-                options.output, store, state, None if options.clean else before
+                options.output, store, state, None if options.clean else before, changed
             )
         except OSError as exc:
             raise PublishError(
@@ -106,6 +126,7 @@ def _published(report: BuildReport, url: str, synced: SyncReport, started: float
     report.uploaded = synced.uploaded
     report.uploaded_bytes = synced.uploaded_bytes
     report.deleted = synced.deleted
+    report.hashed_bytes = synced.hashed_bytes
     return report
 
 

@@ -13,7 +13,7 @@ from sitegen.builder.state.store import open_published
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import as_log_dirs
 from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
-from sitegen.eventlog.storage import LogDir
+from sitegen.eventlog.sources import LogSource
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.render import urls
@@ -27,7 +27,7 @@ class BuildOptions:
     """Everything a build depends on."""
 
     # Current + archive, several schedulers: one or more directories (or storage prefixes).
-    log_dirs: tuple[LogDir, ...]
+    log_dirs: tuple[LogSource, ...]
     # The directory the site is built into. Publishing to object storage (``publish_url``),
     # it is the local copy of the site the bucket is synced from (see builder/objectsite.py).
     output: Path
@@ -140,6 +140,11 @@ class BuildReport:
     uploaded: int = 0
     uploaded_bytes: int = 0
     deleted: int = 0
+    # The bytes of the local copy read to hash them for that sync.
+    hashed_bytes: int = 0
+    # The site paths an in-place update changed (job dirs, listing files, removed paths);
+    # None after a full build. A bucket target uploads and deletes exactly what lies there.
+    changed: list[str] | None = None
 
     @property
     def jobs(self) -> list[JobSummary]:

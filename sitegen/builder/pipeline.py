@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sitegen.builder import gcpause, guard, parallel
+from sitegen.builder import gcpause, guard
+from sitegen.builder.compose import compose
+from sitegen.builder.mappers import Mapper
 from sitegen.builder.options import RUN_OPTIONS, BuildOptions, BuildReport, log_limits
 from sitegen.builder.plan import (
     LeanerSite,
@@ -61,22 +63,29 @@ def build(
     listed job complete; the state's transaction commits last. Builds into one output
     take turns; ``on_wait`` is called when this one has to wait for another.
     """
-    if options.publish_url is not None:
-        from sitegen.builder.objectsite import build_to_objects
+    parts = compose(options)
 
-        def local(given: BuildOptions) -> BuildReport:
-            return build(dataclasses.replace(given, publish_url=None), progress, on_wait)
+    def build_here(given: BuildOptions) -> BuildReport:
+        return _build_here(given, parts.mapper, progress, on_wait)
 
-        waiting = None if on_wait is None else (lambda owner: on_wait())
-        return build_to_objects(options, local, waiting)
+    return parts.target.publish(options, build_here, on_wait)
+
+
+def _build_here(
+    options: BuildOptions,
+    mapper: Mapper,
+    progress: Progress | None,
+    on_wait: Callable[[], None] | None,
+) -> BuildReport:
+    """Build into ``options.output``, a local directory, and publish it there."""
     check_paths(options)
     try:
         with (
             exclusive(options.output, on_wait),
             gcpause.freezer() as freeze,
-            contextlib.closing(parallel.EarlyWorkers(options.workers)) as workers,
+            contextlib.closing(mapper),
         ):
-            return _build(options, progress, freeze, workers)
+            return _build(options, progress, freeze, mapper)
     except OSError as exc:
         # A full or read-only disk, or permissions: say what and where, not a traceback.
         # The staging dir is gone by now; the published site is as it was, or (failing
@@ -94,12 +103,9 @@ def _build(
     options: BuildOptions,
     progress: Progress | None,
     freeze: Callable[[], None],
-    workers: parallel.EarlyWorkers,
+    mapper: Mapper,
 ) -> BuildReport:
-    """Build and publish the site; ``freeze`` hides what is alive from the collector.
-
-    ``workers``: the map step's, forked before the logs are listed when it maps every log.
-    """
+    """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     started = time.perf_counter()
     if options.archive is not None:
         from sitegen.publish.archive import check_archive_path  # tarfile, zipfile: when asked
@@ -110,12 +116,12 @@ def _build(
     lean = None
     if options.max_site_size is not None and options.raw_logs:
         lean = dataclasses.replace(options, raw_logs=False)
-    run = _start(options, lean, started, freeze, workers)
+    run = _start(options, lean, started, freeze, mapper)
     try:
         report = _run(run, progress, freeze)
     except LeanerSite:
         assert lean is not None
-        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, workers)
+        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, mapper)
         report = _run(run, progress, freeze)
     except DAMAGE:
         if run.state is None:
@@ -123,7 +129,7 @@ def _build(
         # The published state is damaged where this build read it: build afresh (its
         # transaction rolled back; a full build swaps in a whole new site and state).
         afresh = dataclasses.replace(run.options, clean=True)
-        run = _start(afresh, None, started, freeze, workers)
+        run = _start(afresh, None, started, freeze, mapper)
         report = _run(run, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.archive = _archive(options, run.stamp)
@@ -135,7 +141,7 @@ def _start(
     lean: BuildOptions | None,
     started: float,
     freeze: Callable[[], None],
-    workers: parallel.EarlyWorkers,
+    mapper: Mapper,
 ) -> Run:
     """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
@@ -145,7 +151,7 @@ def _start(
         NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
         identity.fingerprint(options, sources, RUN_OPTIONS),
         started,
-        workers=workers,
+        mapper=mapper,
         stamped_ns=time.time_ns(),
         dir_stamps=identity.dir_stamps(options.log_dirs),
     )
@@ -161,14 +167,9 @@ def _start(
                 run.state = load(options.output, fingerprint)
                 if run.state is not None:
                     run.options, run.fingerprint = lean, fingerprint
-        if run.state is None and options.dask_scheduler is None:
-            # This build maps every log (no state of these options, or --clean): fork its
-            # workers before the listing, which holds a string per log (the map runs in the
-            # cluster with --dask-scheduler). What the map step runs is imported first: each
-            # worker imported these 98 modules for itself, 0.2 s of CPU a worker.
-            import sitegen.builder.rebuild  # noqa: F401
-
-            workers.fork()
+        # A build that maps every log (no state of these options, or --clean) gets its
+        # mapper ready before the listing, which holds a string per log.
+        mapper.prepare(run.state is None)
         if not _listed_as_before(run):
             run.listings = list_dirs(options.log_dirs)
             # Refuse replacing a site by mistake (an unmounted volume, a wrong path).

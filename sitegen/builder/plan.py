@@ -11,13 +11,13 @@ import os
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from sitegen.builder import selection
-from sitegen.builder.parallel import EarlyWorkers
+from sitegen.builder.idcollisions import published_collisions
+from sitegen.builder.mappers import LocalMapper, Mapper
+from sitegen.builder.options import BuildOptions, BuildReport, log_limits
 from sitegen.builder.renaming import rejudged, renames, renaming_dirs
 from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
@@ -43,13 +43,6 @@ from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.eventlog.notes import NoteIndex
 from sitegen.model import Classification, Problem, RunningJob
 
-if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
-
-from sitegen.builder.idcollisions import published_collisions
-from sitegen.builder.options import BuildOptions, BuildReport, log_limits
-
 
 class LeanerSite(Exception):
     """Raised when the site should go without raw logs: more jobs would fit in its size."""
@@ -60,9 +53,9 @@ def check_paths(options: BuildOptions) -> None:
     out = options.output.resolve()
     for log_dir in options.log_dirs:
         check_log_dir(log_dir)
-        if not isinstance(log_dir, Path):
+        if log_dir.local is None:
             continue  # a prefix in object storage: no local path to collide with
-        logs = log_dir.resolve()
+        logs = log_dir.local.resolve()
         if out == logs or out.is_relative_to(logs):
             message = "output dir must not be the event-log dir or inside it"
             raise UsageError(message, options.output)
@@ -123,8 +116,8 @@ class Run:
     # The logs the state holds that are gone, and those only touched (same bytes, new time).
     gone: list[str] = field(default_factory=list)
     moved: list[tuple[str, int]] = field(default_factory=list)
-    # Workers forked before the logs were listed when a build maps every log, else unforked.
-    workers: EarlyWorkers = field(default_factory=lambda: EarlyWorkers(1))
+    # Where the map step runs (its workers forked before the listing when it maps every log).
+    mapper: Mapper = field(default_factory=lambda: LocalMapper(1))
     # The log dirs' stamps (identity.dir_stamps), taken before they are listed, and when.
     dir_stamps: list[list[int]] | None = None
     stamped_ns: int = 0
@@ -132,11 +125,6 @@ class Run:
     # found renamed from ``.running`` since the last build (builder/renaming.py).
     renaming: frozenset[str] = frozenset()
     renamed: list[str] = field(default_factory=list)
-
-    @property
-    def pool(self) -> Executor | None:
-        """Return the workers forked before the logs were listed, if they were."""
-        return self.workers.pool
 
     @functools.cached_property
     def listings(self) -> list[list[str]]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder import trend_hooks
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
-from sitegen.builder.mapstep import job_roots, map_logs, part_dir, root_parents
+from sitegen.builder.mapstep import job_roots, part_dir, root_parents
 from sitegen.builder.options import BuildReport
 from sitegen.builder.plan import LeanerSite, Run, figures, make_report, select
 from sitegen.builder.reduce import reduce
@@ -27,8 +27,6 @@ from sitegen.layout import MANIFEST_NAME
 from sitegen.publish.writer import Publication, SiteWriter
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from sitegen.builder.mapstep import Progress
     from sitegen.diagnose.recurring import ContextKey, RunContext
     from sitegen.render.pages import PageRenderer
@@ -103,20 +101,10 @@ class Rebuild:
         which: Sequence[int],
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
-        pool: Executor | None = None,
     ) -> None:
-        """Map the logs at ``which`` (here, or on the cluster) and record each in the state."""
-        run, staging, pages = self.run, self.staging, self.pages
-        if run.options.dask_scheduler is not None:
-            from sitegen.builder.cluster import cluster_map
-
-            address = run.options.dask_scheduler
-            cluster_map(address, run.logs, which, staging, pages, self.record, progress, contexts)
-        else:
-            workers = run.options.workers
-            map_logs(
-                run.logs, which, staging, pages, workers, self.record, progress, contexts, pool
-            )
+        """Map the logs at ``which`` (wherever the mapper runs) and record each in the state."""
+        run = self.run
+        run.mapper.map(run.logs, which, self.staging, self.pages, self.record, progress, contexts)
         self.flush()
 
     def map_changed(self, progress: Progress | None) -> None:
@@ -128,7 +116,7 @@ class Rebuild:
         self.state.forget(run.gone)
         self.state.set_renamed(run.renamed, run.gone)
         self.state.touch(run.moved)
-        self.map_logs(run.todo, progress=progress, pool=run.pool)
+        self.map_logs(run.todo, progress=progress)
 
     def select(self) -> tuple[Chosen, set[int]]:
         """Select what the site keeps, record it; return it and the logs to render late."""
@@ -209,7 +197,7 @@ class Rebuild:
             self.fresh,
             contexts,
             run.options.workers,
-            run.pool,
+            run.mapper.pool,
         )
         trend_hooks.discard_renders(self.pages, self.staging, unpatched, self.fresh)
         self.again.update((n, pending[n]) for n in unpatched)
@@ -220,7 +208,7 @@ class Rebuild:
         run = self.run
         # The workers spliced the pages; idle through the reduce, they would count with what
         # this process holds then. The few logs rendered again rarely need a pool.
-        run.workers.close()
+        run.mapper.rest()
         contexts = trend_hooks.full_contexts(self.state, _with_context(self.again))
         self.map_logs(sorted(self.again), contexts=contexts)
 
@@ -271,6 +259,7 @@ class Rebuild:
                 state.commit()
 
             replaced = publication.update(moves, written, gone, finish=finish)
+            report.changed = publication.changed
         # Site-wide files count when they reached the site: in place, unchanged ones do not.
         on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
         report.files_written = sum(f.files for f in on_site) + replaced[0]

@@ -22,7 +22,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,10 +176,10 @@ class Manifest:
         state.put(MANIFEST, json.dumps(body, separators=(",", ":")).encode())
 
 
-def site_objects(site: Path) -> dict[str, Path]:
-    """Return each object key of a built site with the file it is published from."""
+def site_objects(site: Path, under: str = "") -> dict[str, Path]:
+    """Return each object key of a built site (below ``under`` only) with its file."""
     found: dict[str, Path] = {}
-    for directory, dirs, files in os.walk(site):
+    for directory, dirs, files in os.walk(site / under if under else site):
         dirs[:] = [d for d in dirs if not d.startswith(".")]  # staging, trash: never the site's
         rel_dir = os.path.relpath(directory, site)
         for name in files:
@@ -209,28 +209,71 @@ class SyncReport:
     uploaded_bytes: int = 0
     deleted: int = 0
     objects: int = 0
+    # The bytes of the local copy read to hash them.
+    hashed_bytes: int = 0
 
 
-def _hashes(files: Mapping[str, Path]) -> Iterator[tuple[str, str]]:
-    """Yield each key with the SHA-256 of its file's bytes."""
+def _hashes(files: Mapping[str, Path], report: SyncReport) -> Iterator[tuple[str, str]]:
+    """Yield each key with the SHA-256 of its file's bytes (counted in ``report``)."""
     for key, path in files.items():
-        yield key, hashlib.sha256(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
+        report.hashed_bytes += len(data)
+        yield key, hashlib.sha256(data).hexdigest()
+
+
+def changed_objects(site: Path, paths: Iterable[str]) -> tuple[dict[str, Path], set[str]]:
+    """Return the objects at or below the site paths a build changed, and those paths' keys.
+
+    A path is a job directory (its objects are the keys below it, and the key of its own
+    ``index.json``), a site-wide file, or a path the build removed.
+    """
+    found: dict[str, Path] = {}
+    scope: set[str] = set()
+    for rel in paths:
+        path = site / rel
+        if path.is_dir():
+            found.update(site_objects(site, rel))
+        elif path.is_file() and (key := object_key(rel)) is not None:
+            found[key] = path
+        scope.add(object_key(rel) or rel)
+        scope.add(rel)
+    return found, scope
+
+
+def _in_scope(key: str, scope: set[str]) -> bool:
+    """Tell whether a key is one of the changed paths' or lies below one."""
+    parts = key.split("/")
+    return any("/".join(parts[:n]) in scope for n in range(1, len(parts) + 1))
 
 
 def sync(
-    site: Path, store: Store, state: Store, before: Manifest | None
+    site: Path,
+    store: Store,
+    state: Store,
+    before: Manifest | None,
+    changed_paths: list[str] | None = None,
 ) -> tuple[Manifest, SyncReport]:
     """Upload what changed of ``site`` to ``store`` in the safe order; delete what went.
 
     ``before``: the manifest of the last publish (None: upload every object). Returns the new
-    manifest, already saved under ``state``.
+    manifest, already saved under ``state``. ``changed_paths``: the site paths the build
+    changed since that publish (``BuildReport.changed``), when ``site`` is the very copy it
+    came from: only the objects there are read, hashed and compared; else the whole site is.
     """
-    files = site_objects(site)
-    hashes = dict(_hashes(files))
+    report = SyncReport()
     old = before.objects if before is not None else {}
+    if before is None or changed_paths is None:
+        files = site_objects(site)
+        hashes = dict(_hashes(files, report))
+        gone = sorted(set(old) - set(hashes))
+        kept = hashes
+    else:
+        files, scope = changed_objects(site, changed_paths)
+        hashes = dict(_hashes(files, report))
+        gone = sorted(k for k in old if k not in hashes and _in_scope(k, scope))
+        kept = {**{k: h for k, h in old.items() if k not in gone}, **hashes}
     changed = sorted((k for k, h in hashes.items() if old.get(k) != h), key=lambda k: (tier(k), k))
-    gone = sorted(set(old) - set(hashes))
-    report = SyncReport(objects=len(hashes))
+    report.objects = len(kept)
     # Before any upload: the keys to come are known to the state (hash unknown), so a killed
     # publish leaves nothing the next one does not finish or delete.
     pending = Manifest({**old, **dict.fromkeys(changed, "")}, before.generation if before else "")
@@ -253,7 +296,7 @@ def sync(
         batch = gone[start : start + 1000]
         store.delete(batch)
         report.deleted += len(batch)
-    after = Manifest(hashes, secrets.token_hex(8))
+    after = Manifest(kept, secrets.token_hex(8))
     after.save(state)
     return after, report
 

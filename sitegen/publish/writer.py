@@ -317,6 +317,9 @@ class Publication:
             self.prefix = f".{self.output.name}.staging-"
             home = self.output.parent
         self.staging = home / f"{self.prefix}{os.getpid()}-{secrets.token_hex(4)}"
+        # What an in-place update changed, as site paths (job dirs, listing files, removed
+        # paths): a bucket target publishes exactly these. None after a whole-site swap.
+        self.changed: list[str] | None = None
 
     def check(self) -> None:
         """Refuse outputs that are files, or directories that are not sitegen sites."""
@@ -392,7 +395,9 @@ class Publication:
         out = SiteWriter(self.output)
         trash = self.staging / ".trash"
         trash.mkdir()
+        changed = self.changed = []
         for n, (source, rel) in enumerate(jobs):
+            changed.append(rel)
             target = out.target(rel)
             out.ensure_parent(rel)
             if not target.exists():
@@ -406,10 +411,12 @@ class Publication:
             if _same_bytes(source, target):
                 continue
             out.ensure_parent(rel)
+            changed.append(rel)
             replaced += 1
             replaced_bytes += source.stat().st_size
             os.replace(source, target)
         for n, rel in enumerate(remove):
+            changed.append(rel)
             target = out.target(rel)
             if target.exists() or target.is_symlink():
                 os.rename(target, trash / f"gone{n}")

@@ -1,0 +1,103 @@
+"""Where the map step runs: one interface, this machine's worker processes or a Dask cluster.
+
+A build asks its mapper to get ready (``prepare``: the local pool forks its workers before the
+logs are listed when the build maps every log), to map the logs it picked into the staging
+directory (``map``: each log's outcome handed on in order), to rest through the reduce, and to
+close. ``builder.compose`` picks one from the options; nothing else asks which it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from sitegen.builder.parallel import EarlyWorkers
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from sitegen.builder.mapstep import Progress
+    from sitegen.builder.state.records import LogOutcome
+    from sitegen.diagnose.recurring import RunContext
+    from sitegen.eventlog.logfiles import LogFile
+    from sitegen.render.pages import PageRenderer
+
+# What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
+OnResult = Callable[[int, "LogOutcome", bool], None]
+
+
+class Mapper(Protocol):
+    """Runs the map step over logs and hands each outcome on, in order."""
+
+    def prepare(self, maps_every_log: bool) -> None:
+        """Get ready before the logs are listed (``maps_every_log``: no state to go on)."""
+
+    def map(
+        self,
+        logs: Sequence[LogFile],
+        which: Sequence[int],
+        staging: Path,
+        pages: PageRenderer,
+        on_result: OnResult,
+        progress: Progress | None = None,
+        contexts: Mapping[int, RunContext] | None = None,
+    ) -> None:
+        """Map the logs at ``which`` into ``staging``; hand each outcome to ``on_result``."""
+
+    @property
+    def pool(self) -> Executor | None:
+        """Return this machine's workers, if started (the run contexts' splicing uses them)."""
+
+    def rest(self) -> None:
+        """Stop what holds memory while the reduce runs (a later map starts it again)."""
+
+    def close(self) -> None:
+        """Release the workers."""
+
+
+class LocalMapper:
+    """The map step in this machine's processes: in this one when few, else forked workers."""
+
+    def __init__(self, workers: int | None) -> None:
+        self.workers = workers
+        self.early = EarlyWorkers(workers)
+
+    def prepare(self, maps_every_log: bool) -> None:
+        """Fork the workers now when the build maps every log (before the listing)."""
+        if maps_every_log:
+            # A forked worker starts with all its parent holds: forked before the listing (a
+            # string per log), each stays small. What the map step runs is imported first: each
+            # worker imported these 98 modules for itself, 0.2 s of CPU a worker.
+            import sitegen.builder.mapstep  # noqa: F401
+
+            self.early.fork()
+
+    def map(
+        self,
+        logs: Sequence[LogFile],
+        which: Sequence[int],
+        staging: Path,
+        pages: PageRenderer,
+        on_result: OnResult,
+        progress: Progress | None = None,
+        contexts: Mapping[int, RunContext] | None = None,
+    ) -> None:
+        """Map the logs at ``which`` in parallel when it pays (``mapstep.map_logs``)."""
+        from sitegen.builder.mapstep import map_logs
+
+        workers, pool = self.workers, self.early.pool
+        map_logs(logs, which, staging, pages, workers, on_result, progress, contexts, pool)
+
+    @property
+    def pool(self) -> Executor | None:
+        """Return the workers forked early, if they were."""
+        return self.early.pool
+
+    def rest(self) -> None:
+        """Stop the workers: idle through the reduce, they would count with what it holds."""
+        self.early.close()
+
+    def close(self) -> None:
+        """Stop the workers."""
+        self.early.close()
