@@ -5,6 +5,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -550,11 +551,11 @@ def test_changed_logs_agrees_with_comparing_every_identity(
 SPLICED_BY = "SITEGEN_TEST_SPLICED_BY"
 
 
-def _recording_patch_page(task: trend_hooks.PatchTask) -> int | None:
+def _recording_patch_page(pages: Any, task: trend_hooks.PatchTask) -> int | None:
     """Splice one page as the build would, and record which process did."""
     with open(os.environ[SPLICED_BY], "a") as record:
         record.write(f"{os.getpid()}\n")
-    return PATCH_PAGE(task)
+    return PATCH_PAGE(pages, task)
 
 
 PATCH_PAGE = trend_hooks.patch_page

@@ -45,6 +45,7 @@ def test_a_log_list_holds_the_logs_it_was_given_and_finds_each_by_key(dirs: list
     assert list(whole.times) == [log.mtime_ns for log in expected]
     for n, log in enumerate(expected):
         assert whole.position(log.key) == n
+        assert whole.name_id(n) == log.name_id
     with pytest.raises(KeyError):
         whole.position("none.eventlog")
     with pytest.raises(IndexError):

@@ -12,14 +12,16 @@ only when a scheduler is given.
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from sitegen.builder.mappers import LocalMapper
 from sitegen.builder.mapstep import (
     Progress,
     Task,
@@ -39,8 +41,6 @@ from sitegen.layout import PARTS_DIR
 from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from sitegen.diagnose.recurring import RunContext
     from sitegen.render.pages import PageRenderer
 
@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 WINDOW = 4
 # The most logs in one task (fewer when there are few logs to spread over the workers).
 CHUNK = 16
+S = TypeVar("S")
+T = TypeVar("T")
+R = TypeVar("R")
 # One client per scheduler address for the life of the process (a watcher builds often).
 _clients: dict[str, Any] = {}
 # The probe's marker files, in the staging dir's parts dir (never part of the site).
@@ -82,8 +85,30 @@ def _tasks(chunk: list[Item], staging: Path, pages: PageRenderer) -> list[Task]:
     return [(log, staging, part_dir(staging, n), pages, ctx) for n, log, ctx in chunk]
 
 
-def map_chunk(chunk: list[Item], pages: PageRenderer, staging: str | None) -> list[Mapped]:
+class Opaque(Generic[T]):
+    """A task's argument the scheduler passes on whole.
+
+    A list of tuples is walked item by item for futures to resolve: 0.3 ms of this process's
+    CPU a log. Nothing in a chunk is a future.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def __getstate__(self) -> T:
+        """Pickle the value alone."""
+        return self.value
+
+    def __setstate__(self, value: T) -> None:
+        """Unpickle the value."""
+        self.value = value
+
+
+def map_chunk(opaque: Opaque[list[Item]], pages: PageRenderer, staging: str | None) -> list[Mapped]:
     """Map a chunk of logs in a worker, in order: into ``staging`` if given, else as bytes."""
+    chunk = opaque.value
     if staging is None:
         return [map_remote(log, pages, context) for _, log, context in chunk]
     root = Path(staging)
@@ -165,8 +190,13 @@ def client(address: str) -> Any:
 class DaskMapper:
     """The map step on the Dask cluster at ``address`` (the ``Mapper`` of ``--dask-scheduler``)."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, workers: int | None = None) -> None:
         self.address = address
+        # What the last map found: the staging dir when the workers reach it, and the renderer
+        # the workers hold; the run contexts' splicing goes where the jobs were written.
+        self.direct: str | None = None
+        self.shared: Any = None
+        self.here = LocalMapper(workers)
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -181,62 +211,87 @@ class DaskMapper:
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
     ) -> None:
-        """Map the logs at ``which`` on the cluster (``cluster_map``)."""
-        cluster_map(self.address, logs, which, staging, pages, on_result, progress, contexts)
+        """Map the logs at ``which`` on the cluster, handing each outcome on in order."""
+        if not which:
+            return
+        dask = client(self.address)
+        direct = self.direct = str(staging) if shares_output(dask, staging) else None
+        contexts = contexts or {}
+        # The renderer is sent once to every worker, not with each task.
+        [shared] = dask.scatter([pages], broadcast=True, hash=False)
+        self.shared = shared
 
-    @property
-    def pool(self) -> Executor | None:
-        """Return None: this machine started no workers."""
-        return None
+        def chunk_of(numbers: list[int]) -> Any:
+            chunk = [(n, logs[n], contexts.get(n)) for n in numbers]
+            return dask.submit(map_chunk, Opaque(chunk), shared, direct, pure=False)
+
+        for numbers, task in _windowed(dask, list(which), chunk_of):
+            results = _results(dask, task, numbers, logs, contexts, shared, direct, staging, pages)
+            for n, (outcome, files, parted) in zip(numbers, results, strict=True):
+                if files is not None:
+                    parted = write_job(staging, n, outcome, files)
+                on_result(n, outcome, parted)
+                if progress:
+                    progress.advance()
+
+    def each(
+        self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
+    ) -> Generator[R]:
+        """Yield ``fn(shared, item)`` in order: on the workers when they wrote the staging dir.
+
+        ``shared`` is the renderer the last map sent them; workers that return bytes leave
+        the staging dir to this machine, where ``fn`` runs then.
+        """
+        if self.direct is None or not items:
+            yield from self.here.each(fn, shared, items, alone_below)
+            return
+        dask = client(self.address)
+        remote = self.shared
+
+        def chunk_of(numbers: list[int]) -> Any:
+            chunk = Opaque([items[n] for n in numbers])
+            return dask.submit(_each_chunk, fn, remote, chunk, pure=False)
+
+        for _, task in _windowed(dask, list(range(len(items))), chunk_of):
+            try:
+                yield from task.result()
+            finally:
+                task.release()
 
     def rest(self) -> None:
-        """Nothing to stop: the cluster's workers are not this process's memory."""
+        """Stop this machine's workers, if any were started."""
+        self.here.rest()
 
     def close(self) -> None:
-        """Keep the client: a watcher builds again on the same cluster."""
+        """Keep the client (a watcher builds again on the same cluster); stop local workers."""
+        self.here.close()
 
 
-def cluster_map(
-    address: str,
-    logs: Sequence[LogFile],
-    which: Sequence[int],
-    staging: Path,
-    pages: PageRenderer,
-    on_result: Callable[[int, LogOutcome, bool], None],
-    progress: Progress | None = None,
-    contexts: Mapping[int, RunContext] | None = None,
-) -> None:
-    """Map the logs at ``which`` on the cluster, handing each outcome on in order."""
-    if not which:
-        return
-    dask = client(address)
-    direct = str(staging) if shares_output(dask, staging) else None
-    contexts = contexts or {}
-    # The renderer is sent once to every worker, not with each task.
-    [shared] = dask.scatter([pages], broadcast=True, hash=False)
+def _each_chunk(fn: Callable[[S, T], R], shared: S, items: Opaque[list[T]]) -> list[R]:
+    """Return ``fn(shared, item)`` for each item of a chunk (in a worker)."""
+    return [fn(shared, item) for item in items.value]
+
+
+def _windowed(
+    dask: Any, numbers: list[int], submit: Callable[[list[int]], Any]
+) -> Iterator[tuple[list[int], Any]]:
+    """Yield each chunk of ``numbers`` with its task, a window of them in flight, in order."""
     threads = sum(dask.nthreads().values()) or 1
-    size = max(1, min(CHUNK, len(which) // (threads * WINDOW)))
-    chunks = iter([list(which[at : at + size]) for at in range(0, len(which), size)])
+    size = max(1, min(CHUNK, len(numbers) // (threads * WINDOW)))
+    chunks = iter([numbers[at : at + size] for at in range(0, len(numbers), size)])
     pending: deque[tuple[list[int], Any]] = deque()
-
-    def submit() -> None:
-        numbers = next(chunks, None)
-        if numbers is not None:
-            chunk = [(n, logs[n], contexts.get(n)) for n in numbers]
-            pending.append((numbers, dask.submit(map_chunk, chunk, shared, direct, pure=False)))
-
-    for _ in range(WINDOW * threads):
-        submit()
-    while pending:
-        numbers, task = pending.popleft()
-        results = _results(dask, task, numbers, logs, contexts, shared, direct, staging, pages)
-        submit()
-        for n, (outcome, files, parted) in zip(numbers, results, strict=True):
-            if files is not None:
-                parted = write_job(staging, n, outcome, files)
-            on_result(n, outcome, parted)
-            if progress:
-                progress.advance()
+    for chunk in itertools.islice(chunks, WINDOW * threads):
+        pending.append((chunk, submit(chunk)))
+    try:
+        while pending:
+            now, task = pending.popleft()
+            more = next(chunks, None)
+            if more is not None:
+                pending.append((more, submit(more)))
+            yield now, task
+    finally:
+        for _, task in pending:  # stopped early: cancel what has not run
+            task.cancel()
 
 
 def _results(
@@ -271,7 +326,7 @@ def _results(
         [one] = _tasks(item, staging, pages)
         if direct is not None:
             forget_claim(one)  # what the chunk's dead attempts claimed of this log
-        alone = dask.submit(map_chunk, item, shared, direct, pure=False, retries=0)
+        alone = dask.submit(map_chunk, Opaque(item), shared, direct, pure=False, retries=0)
         try:
             out.extend(alone.result())
         except KilledWorker:

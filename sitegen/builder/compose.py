@@ -60,7 +60,7 @@ def compose(options: BuildOptions) -> Parts:
     if options.dask_scheduler is not None:
         from sitegen.builder.cluster import DaskMapper  # distributed: only when asked
 
-        mapper = DaskMapper(options.dask_scheduler)
+        mapper = DaskMapper(options.dask_scheduler, options.workers)
     else:
         mapper = LocalMapper(options.workers)
     target: PublishTarget = LocalTarget()

@@ -8,12 +8,12 @@ columns it is 22 bytes, and the job id only where the log's file name gives anot
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from sitegen.builder.state.records import LogOutcome
-    from sitegen.eventlog.logfiles import LogFile
+    from sitegen.eventlog.logfiles import LogList
 
 # Each position's flags: an entry is held; it was written into its part directory; its
 # job id is the one its log's file name gives (not kept a second time).
@@ -52,7 +52,7 @@ class Fresh(NamedTuple):
 class FreshLogs(MutableMapping[int, Fresh]):
     """The ``Fresh`` entries of the logs a build mapped, by position; iterated in order."""
 
-    def __init__(self, logs: Sequence[LogFile]) -> None:
+    def __init__(self, logs: LogList) -> None:
         count = len(logs)
         self._logs = logs
         self._flags = bytearray(count)
@@ -66,14 +66,14 @@ class FreshLogs(MutableMapping[int, Fresh]):
         if n not in self:
             raise KeyError(n)
         flags = self._flags[n]
-        job_id = self._logs[n].name_id if flags & _NAMED else self._job_ids[n]
+        job_id = self._logs.name_id(n) if flags & _NAMED else self._job_ids[n]
         parted = bool(flags & _PARTED)
         return Fresh(self._picks.get(n), job_id, self._files[n], self._bytes[n], parted)
 
     def __setitem__(self, n: int, entry: Fresh) -> None:
         if n not in self:
             self._len += 1
-        named = entry.job_id is not None and entry.job_id == self._logs[n].name_id
+        named = entry.job_id is not None and entry.job_id == self._logs.name_id(n)
         self._flags[n] = _HELD | (_PARTED if entry.parted else 0) | (_NAMED if named else 0)
         self._job_ids[n] = None if named else entry.job_id
         self._files[n] = entry.files

@@ -8,15 +8,14 @@ close. ``builder.compose`` picks one from the options; nothing else asks which i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from sitegen.builder.parallel import EarlyWorkers
+from sitegen.builder.parallel import EarlyWorkers, pool_map
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from sitegen.builder.mapstep import Progress
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
@@ -25,6 +24,9 @@ if TYPE_CHECKING:
 
 # What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
 OnResult = Callable[[int, "LogOutcome", bool], None]
+S = TypeVar("S")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Mapper(Protocol):
@@ -45,9 +47,15 @@ class Mapper(Protocol):
     ) -> None:
         """Map the logs at ``which`` into ``staging``; hand each outcome to ``on_result``."""
 
-    @property
-    def pool(self) -> Executor | None:
-        """Return this machine's workers, if started (the run contexts' splicing uses them)."""
+    def each(
+        self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
+    ) -> Generator[R]:
+        """Yield ``fn(shared, item)`` for each item in order, run where the map step runs.
+
+        ``fn`` reads and writes the staging dir the last ``map`` wrote into (the run contexts'
+        splicing). Fewer than ``alone_below`` items run in this process when no workers were
+        started for the build.
+        """
 
     def rest(self) -> None:
         """Stop what holds memory while the reduce runs (a later map starts it again)."""
@@ -89,10 +97,14 @@ class LocalMapper:
         workers, pool = self.workers, self.early.pool
         map_logs(logs, which, staging, pages, workers, on_result, progress, contexts, pool)
 
-    @property
-    def pool(self) -> Executor | None:
-        """Return the workers forked early, if they were."""
-        return self.early.pool
+    def each(
+        self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
+    ) -> Generator[R]:
+        """Yield ``fn(shared, item)`` over the items, in the workers forked early if any."""
+        pool = self.early.pool
+        workers = 1 if pool is None and len(items) < alone_below else self.workers
+        with pool_map(functools.partial(fn, shared), items, workers, pool) as results:
+            yield from results
 
     def rest(self) -> None:
         """Stop the workers: idle through the reduce, they would count with what it holds."""

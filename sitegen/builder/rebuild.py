@@ -196,8 +196,7 @@ class Rebuild:
             pending,
             self.fresh,
             contexts,
-            run.options.workers,
-            run.mapper.pool,
+            run.mapper,
         )
         trend_hooks.discard_renders(self.pages, self.staging, unpatched, self.fresh)
         self.again.update((n, pending[n]) for n in unpatched)

@@ -13,12 +13,12 @@ again. The runs themselves come from the state's summaries, not from summaries h
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder.parallel import pool_map
 from sitegen.builder.state.records import LogOutcome
 from sitegen.builder.state.schema import decode_summary
 from sitegen.builder.state.store import State
@@ -32,9 +32,8 @@ from sitegen.render.pages import PageRenderer
 from sitegen.render.trend_pages import NameRecord, decode_record, encode_record, name_record
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from sitegen.builder.fresh import FreshLogs
+    from sitegen.builder.mappers import Mapper
     from sitegen.eventlog.logfiles import LogList
 
 BEGIN = b"<!--sitegen:runs-->"
@@ -127,17 +126,17 @@ def splice(page: bytes, section: bytes) -> bytes | None:
 # more than splicing them in this process, at about 1 ms a page.
 POOL_PAGES = 200
 
-# One job page to splice in a worker: the renderer, the dir its files are under, the
-# directories they are in, its summary as the state stores it, and its run context.
-PatchTask = tuple[PageRenderer, str, list[str], bytes, RunContext | None]
+# One job page to splice in a worker: the dir its files are under, the directories they are
+# in, its summary as the state stores it, and its run context (the renderer goes once).
+PatchTask = tuple[str, list[str], bytes, RunContext | None]
 
 
-def patch_page(task: PatchTask) -> int | None:
+def patch_page(pages: PageRenderer, task: PatchTask) -> int | None:
     """Splice the run context into a written job page and rewrite its findings.json.
 
     Return the change of their size (None: the page has no run markers).
     """
-    pages, root, roots, encoded, context = task
+    root, roots, encoded, context = task
     summary = decode_summary(encoded)
     rel = urls.job_page(summary.job_id)
     old = Path(root, rel).read_bytes()
@@ -167,14 +166,14 @@ def patch_pages(
     written: Iterable[int],
     fresh: FreshLogs,
     contexts: Mapping[int, RunContext],
-    workers: int | None = None,
-    pool: Executor | None = None,
+    mapper: Mapper,
 ) -> set[int]:
     """Splice the run context into pages this build wrote; return those that had no markers.
 
-    The pages are rendered and written by ``workers`` (``pool``: started earlier; without
-    one, only for ``POOL_PAGES`` or more): a clean build splices every recurring run's page,
-    which in this one process was a fifth of it.
+    The pages are rendered and written where the map step ran (``mapper.each``: this
+    machine's workers, only for ``POOL_PAGES`` or more when none were started early, or the
+    Dask workers that wrote them): a clean build splices every recurring run's page, which in
+    this one process was a fifth of it.
     Each patched log's new context digest and bytes are recorded in the state, and
     ``fresh`` follows.
     """
@@ -188,11 +187,10 @@ def patch_pages(
         assert encoded is not None  # a written job page is a completed job's
         root = part_dir(staging, n) if fresh[n].parted else staging
         outcomes.append(outcome)
-        tasks.append((pages, str(root), outcome.roots, encoded, contexts.get(n)))
-    if pool is None and len(tasks) < POOL_PAGES:
-        workers = 1
+        tasks.append((str(root), outcome.roots, encoded, contexts.get(n)))
     unpatched = set()
-    with pool_map(patch_page, tasks, workers, pool) as changes:
+    # Closed however the loop ends: no worker may still be writing when this returns.
+    with contextlib.closing(mapper.each(patch_page, pages, tasks, POOL_PAGES)) as changes:
         for n, outcome, change in zip(order, outcomes, changes, strict=True):
             if change is None:
                 unpatched.add(n)

@@ -173,6 +173,15 @@ class LogList(Sequence[LogFile]):
     def __iter__(self) -> Iterator[LogFile]:
         return (self[n] for n in range(len(self.keys)))
 
+    def name_id(self, n: int) -> str:
+        """Return the job id the ``n``-th log's name gives, without making its ``LogFile``."""
+        odd = self._odd.get(n)
+        if odd is not None:
+            return odd.name_id
+        parsed = split_name(self.names[n])
+        assert parsed is not None  # only log names are listed
+        return parsed[0]
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
             return NotImplemented
