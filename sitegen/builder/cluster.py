@@ -36,7 +36,7 @@ from sitegen.builder.mapstep import (
 )
 from sitegen.builder.state.records import LogOutcome
 from sitegen.errors import UsageError
-from sitegen.eventlog.logfiles import LogFile
+from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.layout import PARTS_DIR
 from sitegen.publish.writer import SiteWriter
 
@@ -46,8 +46,11 @@ if TYPE_CHECKING:
 
 # Tasks in flight per worker thread: enough to keep each busy while results come back.
 WINDOW = 4
-# The most logs in one task (fewer when there are few logs to spread over the workers).
-CHUNK = 16
+# The most logs in one task (fewer when there are few logs to spread over the workers), and
+# the most bytes of logs: a task costs the scheduler about 5 ms of CPU, so a chunk of small
+# logs is worth 64 of them; a chunk of 64 big ones would leave one worker busy at the end.
+CHUNK = 64
+CHUNK_BYTES = 8 << 20
 S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
@@ -203,7 +206,7 @@ class DaskMapper:
 
     def map(
         self,
-        logs: Sequence[LogFile],
+        logs: LogList,
         which: Sequence[int],
         staging: Path,
         pages: PageRenderer,
@@ -225,7 +228,7 @@ class DaskMapper:
             chunk = [(n, logs[n], contexts.get(n)) for n in numbers]
             return dask.submit(map_chunk, Opaque(chunk), shared, direct, pure=False)
 
-        for numbers, task in _windowed(dask, list(which), chunk_of):
+        for numbers, task in _windowed(dask, list(which), chunk_of, logs.sizes):
             results = _results(dask, task, numbers, logs, contexts, shared, direct, staging, pages)
             for n, (outcome, files, parted) in zip(numbers, results, strict=True):
                 if files is not None:
@@ -272,13 +275,36 @@ def _each_chunk(fn: Callable[[S, T], R], shared: S, items: Opaque[list[T]]) -> l
     return [fn(shared, item) for item in items.value]
 
 
+def _chunks(numbers: list[int], size: int, weights: Sequence[int] | None) -> list[list[int]]:
+    """Cut ``numbers`` into chunks of at most ``size``, and of ``CHUNK_BYTES`` when weighed."""
+    chunks: list[list[int]] = []
+    chunk: list[int] = []
+    held = 0
+    for n in numbers:
+        weight = weights[n] if weights is not None else 0
+        if chunk and (len(chunk) >= size or held + weight > CHUNK_BYTES):
+            chunks.append(chunk)
+            chunk, held = [], 0
+        chunk.append(n)
+        held += weight
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
 def _windowed(
-    dask: Any, numbers: list[int], submit: Callable[[list[int]], Any]
+    dask: Any,
+    numbers: list[int],
+    submit: Callable[[list[int]], Any],
+    weights: Sequence[int] | None = None,
 ) -> Iterator[tuple[list[int], Any]]:
-    """Yield each chunk of ``numbers`` with its task, a window of them in flight, in order."""
+    """Yield each chunk of ``numbers`` with its task, a window of them in flight, in order.
+
+    ``weights``: each number's log size, so that a chunk of big logs holds fewer of them.
+    """
     threads = sum(dask.nthreads().values()) or 1
     size = max(1, min(CHUNK, len(numbers) // (threads * WINDOW)))
-    chunks = iter([numbers[at : at + size] for at in range(0, len(numbers), size)])
+    chunks = iter(_chunks(numbers, size, weights))
     pending: deque[tuple[list[int], Any]] = deque()
     for chunk in itertools.islice(chunks, WINDOW * threads):
         pending.append((chunk, submit(chunk)))

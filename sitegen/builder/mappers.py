@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from sitegen.builder.mapstep import Progress
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
-    from sitegen.eventlog.logfiles import LogFile
+    from sitegen.eventlog.logfiles import LogList
     from sitegen.render.pages import PageRenderer
 
 # What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
@@ -37,7 +37,7 @@ class Mapper(Protocol):
 
     def map(
         self,
-        logs: Sequence[LogFile],
+        logs: LogList,
         which: Sequence[int],
         staging: Path,
         pages: PageRenderer,
@@ -83,7 +83,7 @@ class LocalMapper:
 
     def map(
         self,
-        logs: Sequence[LogFile],
+        logs: LogList,
         which: Sequence[int],
         staging: Path,
         pages: PageRenderer,
