@@ -26,6 +26,17 @@ from tests.sitetree import tree
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(autouse=True)
+def _no_client_left() -> Iterator[None]:
+    """Close the clients a test's builds made: their threads would stop later tests' forks."""
+    yield
+    from sitegen.builder import cluster
+
+    for made in cluster._clients.values():
+        made.close()
+    cluster._clients.clear()
+
+
 @dataclass
 class Local:
     proc: subprocess.Popen[str]
