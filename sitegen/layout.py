@@ -46,13 +46,13 @@ API_ROOT = PurePosixPath("api")
 # The directory of every job's API directory: made once, before the map step fills it.
 API_JOBS_DIR = API_ROOT / "job"
 # The build's state (SQLite), in the site's root: never served, archived or deployed.
-MANIFEST_NAME = ".sitegen-state.sqlite"
+STATE_NAME = ".sitegen-state.sqlite"
 # SQLite's companions of it while a transaction is open (rollback journal, WAL).
-STATE_COMPANIONS = tuple(MANIFEST_NAME + s for s in ("-journal", "-wal", "-shm"))
+STATE_COMPANIONS = tuple(STATE_NAME + s for s in ("-journal", "-wal", "-shm"))
 # What sitegen before the state database wrote: a site that has it is still a sitegen site.
 LEGACY_MANIFEST_NAME = ".sitegen-manifest.json"
 # Files in the site's root that are the build's, not the site's.
-BOOKKEEPING = (MANIFEST_NAME, *STATE_COMPANIONS, LEGACY_MANIFEST_NAME)
+BOOKKEEPING = (STATE_NAME, *STATE_COMPANIONS, LEGACY_MANIFEST_NAME)
 PARTS_DIR = ".parts"  # in the staging dir: one subdirectory per log the map step renders
 DEFAULT_TITLE = "Ballista job history"
 

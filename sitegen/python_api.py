@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.builder.compose import site_output
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build as build_site
+from sitegen.builder.report import BuildReport
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import LogDirs, as_log_dirs
 

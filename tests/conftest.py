@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.examples import EXAMPLE_LOG_DIR
 
 # Builds are reproducible: the metrics' build timestamp follows SOURCE_DATE_EPOCH.

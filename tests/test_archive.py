@@ -12,7 +12,7 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.errors import SitegenError, UsageError
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.publish import archive as archive_module
 from tests.endpoints import endpoints
 from tests.logs import job_lines, write
@@ -72,8 +72,8 @@ def test_archive_unpacks_to_the_published_site(tmp_path: Path, ugly_logs: Path, 
     files, dirs = snapshot(unpacked)
     published, published_dirs = snapshot(out)
     # The build's state stays out: it is the build's, and holds every log's path.
-    assert set(published) - set(files) == {MANIFEST_NAME}
-    del published[MANIFEST_NAME]
+    assert set(published) - set(files) == {STATE_NAME}
+    del published[STATE_NAME]
     assert (files, dirs) == (published, published_dirs)
     assert ".nojekyll" in files and "api/jobs" in files and "api/job/with space/index.json" in files
     assert any(len(f) > 150 for f in files) and any("日本" in f for f in files)
@@ -169,7 +169,7 @@ def test_cli_archive_option_and_summary(tmp_path: Path, example_logs: Path) -> N
     result = CliRunner().invoke(cli, [*args, "--archive", str(target)])
     assert result.exit_code == 0, result.output
     size = target.stat().st_size
-    files = sum(1 for p in out.rglob("*") if p.is_file() and p.name != MANIFEST_NAME)
+    files = sum(1 for p in out.rglob("*") if p.is_file() and p.name != STATE_NAME)
     assert result.output.splitlines()[1] == (
         f"Archived the site to {target} ({files} files, {size} bytes)."
     )

@@ -16,8 +16,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
 from sitegen.text.formatting import timestamp

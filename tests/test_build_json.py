@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitegen.cli import cli
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 
 
 @pytest.mark.slow  # full builds through the CLI
@@ -24,7 +24,7 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     assert isinstance(seconds, float) and 0 < seconds < 60
     problems = summary.pop("problems")
     # Every file of the site; the build's state aside (not served, not counted).
-    files = [p for p in out.rglob("*") if p.is_file() and p.name != MANIFEST_NAME]
+    files = [p for p in out.rglob("*") if p.is_file() and p.name != STATE_NAME]
     assert summary == {
         "output": str(out),
         "logs": 28,

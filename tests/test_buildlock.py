@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 
 
 @contextlib.contextmanager

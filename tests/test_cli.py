@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from sitegen import __version__
-from sitegen.builder.options import BuildReport
+from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,10 +33,10 @@ def test_build_prints_summary(tmp_path: Path, example_logs: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     lines = _normalise(result.output).splitlines()
-    files = sum(1 for p in out.rglob("*") if p.is_file() and p.name != MANIFEST_NAME)
+    files = sum(1 for p in out.rglob("*") if p.is_file() and p.name != STATE_NAME)
     site_mb = (
         sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-        - (out / MANIFEST_NAME).stat().st_size
+        - (out / STATE_NAME).stat().st_size
     )
     assert lines[0] == (
         f"Published 25 jobs from 28 logs to {out} ({files} files; site {site_mb / 1e6:.1f} MB) "

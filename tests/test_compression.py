@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.logfiles import split_name
 from sitegen.eventlog.reader import read_log

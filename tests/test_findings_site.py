@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import FindingKind
 from sitegen.render import urls

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sitecheck import html_pages
 
-from sitegen.builder.options import BuildReport
+from sitegen.builder.report import BuildReport
 
 GOLDEN = Path(__file__).parent / "golden"
 

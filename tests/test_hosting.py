@@ -14,10 +14,11 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.examples import EXAMPLE_LOG_DIR
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.publish.hosting import HIDDEN, PAGE_CACHE, STATIC_CACHE
 from tests.conftest import require
 from tests.endpoints import endpoints
@@ -237,7 +238,7 @@ def test_host_files_are_written(example_site: tuple[Path, BuildReport]) -> None:
     redirects = (site / "_redirects").read_text().splitlines()
     # The state and its journals answer 404 on Netlify too (nginx, Caddy, Apache: above).
     hidden = [f"/{n}  /404.html  404!" for n in HIDDEN if n.startswith(".sitegen")]
-    assert MANIFEST_NAME in hidden[0] and len(hidden) == 5
+    assert STATE_NAME in hidden[0] and len(hidden) == 5
     assert redirects[1 : 1 + len(hidden)] == hidden
     assert redirects[-1] == "/api/job/:job_id  /api/job/:job_id/index.json  200!"
 

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder import plan, trend_hooks
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder import plan, run_contexts
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.builder.state.identity import changed_logs, identity_digest
 from sitegen.builder.state.records import Identities
 from sitegen.builder.state.schema import FORMAT
@@ -26,12 +27,12 @@ from sitegen.examples.generator import (
     generate_job,
     write_log,
 )
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.model import Problem, ProblemKind
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
 
-STATE = MANIFEST_NAME
+STATE = STATE_NAME
 
 
 def assert_same_as_clean(logs: Path, incremental: Path, tmp_path: Path, name: str) -> None:
@@ -246,7 +247,7 @@ def test_a_no_op_reads_identities_not_the_state_whole(
     assert fewer.published == 10 and fewer.site_bytes < full.site_bytes
     assert build(BuildOptions(example_logs, site, max_jobs=10)).site_bytes == fewer.site_bytes
     assert fewer.site_bytes == sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) - (
-        (site / MANIFEST_NAME).stat().st_size
+        (site / STATE_NAME).stat().st_size
     )
 
 
@@ -551,14 +552,14 @@ def test_changed_logs_agrees_with_comparing_every_identity(
 SPLICED_BY = "SITEGEN_TEST_SPLICED_BY"
 
 
-def _recording_patch_page(pages: Any, task: trend_hooks.PatchTask) -> int | None:
+def _recording_patch_page(pages: Any, task: run_contexts.PatchTask) -> int | None:
     """Splice one page as the build would, and record which process did."""
     with open(os.environ[SPLICED_BY], "a") as record:
         record.write(f"{os.getpid()}\n")
     return PATCH_PAGE(pages, task)
 
 
-PATCH_PAGE = trend_hooks.patch_page
+PATCH_PAGE = run_contexts.patch_page
 
 
 def _hourly_runs(logs: Path, count: int) -> Path:
@@ -576,7 +577,7 @@ def test_a_clean_build_splices_run_contexts_in_its_workers(
     logs = _hourly_runs(tmp_path / "logs", 12)
     spliced_by = tmp_path / "spliced-by"
     monkeypatch.setenv(SPLICED_BY, str(spliced_by))
-    monkeypatch.setattr(trend_hooks, "patch_page", _recording_patch_page)
+    monkeypatch.setattr(run_contexts, "patch_page", _recording_patch_page)
     build(BuildOptions(logs, tmp_path / "alone", workers=1))
     assert spliced_by.read_text().split() == [str(os.getpid())] * 12
     spliced_by.unlink()
@@ -602,7 +603,7 @@ def test_baselines_decoded_a_few_at_a_time_give_the_same_contexts(
     """Run contexts made two baselines at a time equal those made all at once."""
     logs = _hourly_runs(tmp_path / "logs", 7)
     build(BuildOptions(logs, tmp_path / "at-once", workers=1))
-    monkeypatch.setattr(trend_hooks, "BASELINES_AT_ONCE", 2)
+    monkeypatch.setattr(run_contexts, "BASELINES_AT_ONCE", 2)
     build(BuildOptions(logs, tmp_path / "by-two", workers=1))
     assert tree(tmp_path / "by-two") == tree(tmp_path / "at-once")
     # Each page compares its run with its baseline, the run before it (all succeeded).

@@ -18,14 +18,15 @@ import msgspec
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.check import check
 from sitegen.cli import cli
 from sitegen.diagnose.recurring import Run, duration_ms
 from sitegen.eventlog.reader import read_log
 from sitegen.examples.generator import BASE_TIME_MS
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.model import Classification, ProblemKind
 from tests.logs import job_lines, write
 from tests.sitetree import tree
@@ -63,7 +64,7 @@ def kinds(report: BuildReport) -> dict[str, str]:
 
 def state_rows(site: Path, query: str) -> list[tuple[object, ...]]:
     """Return the rows of a query of the site's state."""
-    db = sqlite3.connect(site / MANIFEST_NAME)
+    db = sqlite3.connect(site / STATE_NAME)
     try:
         return db.execute(query).fetchall()
     finally:

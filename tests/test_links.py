@@ -6,8 +6,9 @@ from urllib.parse import quote
 import pytest
 from sitecheck import broken_links, html_pages, parse
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 
 ODD_IDS = ["with space", "100%", "a%2Fb", "hash#tag", "what?now", "c++", "naïve-日本", "x&y<z>"]

@@ -9,7 +9,7 @@ import pytest
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.text.shorten import MAX_SHOWN_TEXT
 from tests.logs import job_lines, write
 
@@ -47,7 +47,7 @@ def test_long_texts_are_shortened_on_pages_and_whole_in_the_api(tmp_path: Path) 
     pages = {f: size for f, size in files.items() if f.endswith(".html") and "api/" not in f}
     # The job page's plans hold the name too: cut at their own cap (200,000 characters).
     assert max(pages.values()) < 300_000, sorted(pages.items(), key=lambda i: -i[1])[:3]
-    without_state = sum(size for f, size in files.items() if f != MANIFEST_NAME)
+    without_state = sum(size for f, size in files.items() if f != STATE_NAME)
     assert without_state <= 4 * log_bytes + 200_000 * 3
     job_page = (site / "jobs/long0/index.html").read_text()
     shortened = "n" * MAX_SHOWN_TEXT + "… (shortened: 1,046,576 more characters in the API"

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.model import ProblemKind

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.builder.retention import parse_age
 from sitegen.errors import UsageError
 from sitegen.examples.generator import BASE_TIME_MS

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.serve.server import serve
 from tests.logs import job_lines, write
 from tests.servers import free_port, get, wait_for_port

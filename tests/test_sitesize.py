@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.builder.sitesize import (
     LISTING_BYTES_PER_JOB,
     SITE_RESERVE_BYTES,

@@ -7,9 +7,10 @@ import jinja2
 import pytest
 from click.testing import CliRunner, Result
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.parallel import MIN_ITEMS
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.render.pages import PageRenderer

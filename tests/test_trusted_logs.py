@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from sitegen.builder import pipeline, plan
 from sitegen.builder import trusted as trusted_module
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.eventlog import discover
 from tests.logs import job_lines, write

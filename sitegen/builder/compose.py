@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sitegen.builder.mappers import LocalMapper, Mapper
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.report import BuildReport
 from sitegen.errors import SitegenError, UsageError
 from sitegen.text.storage_url import is_url
 

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.report import BuildReport
 from sitegen.errors import PublishError, SitegenError
 from sitegen.text.storage_url import as_prefix, redact, split_credentials
 

@@ -2,7 +2,7 @@
 
 Takes the build lock, gathers the build's inputs and loads the published state; stops early
 when nothing changed (``plan``); else maps, selects, reduces and publishes what changed
-(``rebuild``: the steps a full and an incremental build share). Builds afresh when the state
+(``steps``: the steps a full and an incremental build share). Builds afresh when the state
 turns out damaged, or when leaving raw logs out lets more jobs fit in ``--max-site-size``.
 Only ``sitegen.publish`` touches the staging and output trees.
 """
@@ -21,16 +21,17 @@ from typing import TYPE_CHECKING
 from sitegen.builder import gcpause, guard
 from sitegen.builder.compose import compose
 from sitegen.builder.mappers import Mapper
-from sitegen.builder.options import RUN_OPTIONS, BuildOptions, BuildReport, log_limits
+from sitegen.builder.options import RUN_OPTIONS, BuildOptions, log_limits
 from sitegen.builder.plan import (
+    BuildRun,
     LeanerSite,
-    Run,
     build_timestamp,
     check_paths,
     no_op,
     plan,
     quick_no_op,
 )
+from sitegen.builder.report import BuildReport
 from sitegen.builder.state import identity
 from sitegen.builder.state.schema import DAMAGE
 from sitegen.builder.state.store import load
@@ -142,10 +143,10 @@ def _start(
     started: float,
     freeze: Callable[[], None],
     mapper: Mapper,
-) -> Run:
+) -> BuildRun:
     """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
-    run = Run(
+    run = BuildRun(
         options,
         build_timestamp(),
         NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
@@ -178,7 +179,7 @@ def _start(
     return run
 
 
-def _listed_as_before(run: Run) -> bool:
+def _listed_as_before(run: BuildRun) -> bool:
     """Tell whether the log dirs are as the last build listed them (same stamps, trusted).
 
     Then they need not be listed: a trusted no-op takes that listing's digest from the state.
@@ -192,7 +193,7 @@ def _listed_as_before(run: Run) -> bool:
     return True
 
 
-def _run(run: Run, progress: Progress | None, freeze: Callable[[], None]) -> BuildReport:
+def _run(run: BuildRun, progress: Progress | None, freeze: Callable[[], None]) -> BuildReport:
     """Finish the build: nothing to do, or map, reduce and publish what changed."""
     try:
         if run.state is not None:
@@ -204,15 +205,15 @@ def _run(run: Run, progress: Progress | None, freeze: Callable[[], None]) -> Bui
         if report is not None:
             return report
         # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
-        from sitegen.builder.rebuild import rebuild
+        from sitegen.builder.steps import map_and_publish
 
-        return rebuild(run, _renderer(run), progress)
+        return map_and_publish(run, _renderer(run), progress)
     finally:
         if run.state is not None:
             run.state.close()
 
 
-def _renderer(run: Run) -> PageRenderer:
+def _renderer(run: BuildRun) -> PageRenderer:
     """Return the page renderer for this build, its per-job templates compiled."""
     from sitegen.render.pages import PageRenderer
 

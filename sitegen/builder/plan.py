@@ -17,8 +17,9 @@ import msgspec
 from sitegen.builder import selection
 from sitegen.builder.idcollisions import published_collisions
 from sitegen.builder.mappers import LocalMapper, Mapper
-from sitegen.builder.options import BuildOptions, BuildReport, log_limits
+from sitegen.builder.options import BuildOptions, log_limits
 from sitegen.builder.renaming import rejudged, renames, renaming_dirs
+from sitegen.builder.report import BuildReport
 from sitegen.builder.retention import parse_age
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.identity import (
@@ -80,7 +81,7 @@ def select(state: State, options: BuildOptions, now: float) -> Selection:
     )
 
 
-def figures(chosen: Selection, run: Run) -> Chosen:
+def figures(chosen: Selection, run: BuildRun) -> Chosen:
     """Return what the report needs of a selection, as the state keeps it for the next build."""
     return Chosen(
         selection_options(run.options),
@@ -100,7 +101,7 @@ def selection_options(options: BuildOptions) -> list[int | None]:
 
 
 @dataclass
-class Run:
+class BuildRun:
     """One build's inputs, and what it has found out so far."""
 
     options: BuildOptions
@@ -177,7 +178,7 @@ class Run:
         }
 
 
-def quick_no_op(run: Run) -> BuildReport | None:
+def quick_no_op(run: BuildRun) -> BuildReport | None:
     """Finish a build whose logs, notes and selection options are as last built; else None.
 
     Compares identities and the notes alone, and reports from what the state kept of the last
@@ -214,7 +215,7 @@ def quick_no_op(run: Run) -> BuildReport | None:
     return make_report(run, state, stored, rebuilt=0, up_to_date=True)
 
 
-def _unfinished_unchanged(run: Run, state: State) -> bool:
+def _unfinished_unchanged(run: BuildRun, state: State) -> bool:
     """Tell whether every log the state holds as not completed is as it was (by its stat)."""
     had = state.unfinished()
     if not had:
@@ -243,7 +244,7 @@ def noted_keys(state: State, notes: NoteIndex) -> set[str]:
     return state.published_keys(changed) if changed else set()
 
 
-def plan(run: Run) -> None:
+def plan(run: BuildRun) -> None:
     """Find the logs this build maps, the ones gone, and the ones only touched.
 
     Compares every log's identity with the state's (``changed_logs``), and reads
@@ -295,7 +296,7 @@ def _positions(logs: LogList, keys: set[str]) -> list[int]:
     return sorted(found)
 
 
-def no_op(run: Run) -> BuildReport | None:
+def no_op(run: BuildRun) -> BuildReport | None:
     """Finish a build that has nothing to publish; None when there is something."""
     state = run.state
     assert state is not None
@@ -316,7 +317,7 @@ def no_op(run: Run) -> BuildReport | None:
     return make_report(run, state, chose, rebuilt=0, up_to_date=True)
 
 
-def in_log_order(run: Run, keys: Collection[str]) -> list[str]:
+def in_log_order(run: BuildRun, keys: Collection[str]) -> list[str]:
     """Return the keys of the logs among ``keys`` in the order the logs are listed."""
     if not keys:
         return []
@@ -334,7 +335,7 @@ def in_log_order(run: Run, keys: Collection[str]) -> list[str]:
 
 
 def make_report(
-    run: Run, state: State, chosen: Chosen, rebuilt: int, up_to_date: bool = False
+    run: BuildRun, state: State, chosen: Chosen, rebuilt: int, up_to_date: bool = False
 ) -> BuildReport:
     """Assemble the report from the state and the selection: problems, running jobs, counts."""
     flagged = {o.file: o for o in state.flagged()}

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sitegen.builder.run_contexts import regressed, stored_records
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
-from sitegen.builder.trend_hooks import regressed, stored_records
 from sitegen.diagnose import failures, insights
 from sitegen.finding import Finding
 from sitegen.model import JobSummary, Problem, RunningJob
@@ -54,7 +54,7 @@ def reduce(
 
     ``moments`` holds the start times of the jobs that came, went or changed, or whose
     regressions did. The pages of the names whose runs changed are written already
-    (trend_hooks).
+    (run_contexts).
     """
     records = stored_records(state)
     extra = regressed(records)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder.options import BuildOptions, BuildReport
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.report import BuildReport
 from sitegen.errors import SitegenError, UsageError
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from sitegen.text.formatting import plural
 
 if TYPE_CHECKING:
     # Only for annotations: the build module pulls in the page templates.
-    from sitegen.builder.options import BuildReport
+    from sitegen.builder.report import BuildReport
     from sitegen.builder.watch import Publish
 
 

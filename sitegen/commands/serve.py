@@ -12,7 +12,7 @@ from sitegen.commands.output import waiting
 from sitegen.errors import SitegenError
 
 if TYPE_CHECKING:
-    from sitegen.builder.options import BuildReport
+    from sitegen.builder.report import BuildReport
 
 
 def say_build(report: BuildReport | None, error: str | None) -> None:

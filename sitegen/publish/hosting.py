@@ -9,15 +9,15 @@ from sitegen.layout import (
     CONTENT_TYPES,
     INDEX_JSON,
     LEGACY_MANIFEST_NAME,
-    MANIFEST_NAME,
     STATE_COMPANIONS,
+    STATE_NAME,
     Body,
 )
 
 # The build's bookkeeping: the state database (and its journal while a build runs) holds
 # every log's path and hash, and is not the site's to serve.
 HIDDEN = (
-    MANIFEST_NAME,
+    STATE_NAME,
     *STATE_COMPANIONS,
     LEGACY_MANIFEST_NAME,
     ".htaccess",

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from sitegen.errors import UsageError, WriteError
-from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME, PARTS_DIR
+from sitegen.layout import LEGACY_MANIFEST_NAME, PARTS_DIR, STATE_NAME
 from sitegen.publish.mounts import is_mount_point
 from sitegen.publish.removal import remove_tree
 
@@ -281,7 +281,7 @@ SITE_MARK = b"# Written by sitegen"
 
 def _is_site(directory: Path) -> bool:
     """Tell whether ``directory`` holds a site sitegen built."""
-    if (directory / MANIFEST_NAME).is_file() or (directory / LEGACY_MANIFEST_NAME).is_file():
+    if (directory / STATE_NAME).is_file() or (directory / LEGACY_MANIFEST_NAME).is_file():
         return True
     try:
         with open(directory / ".htaccess", "rb") as f:
@@ -330,7 +330,7 @@ class Publication:
             if any(entries) and not _is_site(self.output):
                 raise UsageError(
                     "output dir is not empty and is not a sitegen site "
-                    f"(no {MANIFEST_NAME}); refusing to replace it",
+                    f"(no {STATE_NAME}); refusing to replace it",
                     self.output,
                 )
 
@@ -449,7 +449,7 @@ class Publication:
         trash.mkdir()
         # Job data first, then the pages that list it, then what only the old site had; the
         # manifest goes last, so that a build killed half-way is redone by the next one.
-        for name in sorted(staged - {MANIFEST_NAME}, key=lambda n: (n not in ("api", "jobs"), n)):
+        for name in sorted(staged - {STATE_NAME}, key=lambda n: (n not in ("api", "jobs"), n)):
             source, target = self.staging / name, self.output / name
             if not (target.exists() or target.is_symlink()):
                 os.rename(source, target)
@@ -459,5 +459,5 @@ class Publication:
         for entry in self.output.iterdir():
             if entry.name not in staged and not entry.name.startswith(self.prefix):
                 os.rename(entry, trash / entry.name)
-        os.replace(self.staging / MANIFEST_NAME, self.output / MANIFEST_NAME)
+        os.replace(self.staging / STATE_NAME, self.output / STATE_NAME)
         shutil.rmtree(self.staging)

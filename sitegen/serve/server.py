@@ -27,7 +27,8 @@ from sitegen.publish.hosting import HIDDEN
 from sitegen.render.templates import default_template_dir
 
 if TYPE_CHECKING:
-    from sitegen.builder.options import BuildOptions, BuildReport
+    from sitegen.builder.options import BuildOptions
+    from sitegen.builder.report import BuildReport
 
 RELOAD_PREFIX = "/__sitegen/"
 RELOAD_SCRIPT = f'<script src="{RELOAD_PREFIX}livereload.js"></script>'.encode()

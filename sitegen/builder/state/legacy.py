@@ -8,7 +8,7 @@ import msgspec
 
 from sitegen.builder.state.schema import DAMAGE
 from sitegen.builder.state.store import open_state
-from sitegen.layout import LEGACY_MANIFEST_NAME, MANIFEST_NAME
+from sitegen.layout import LEGACY_MANIFEST_NAME, STATE_NAME
 
 
 class _BuiltLog(msgspec.Struct):
@@ -30,7 +30,7 @@ def built_from(output: Path) -> dict[str, bool] | None:
     read-only connection, no blob decoded. A site of an older sitegen (a JSON manifest) is
     read loosely: it still names its logs.
     """
-    state = open_state(output / MANIFEST_NAME, readonly=True, any_version=True)
+    state = open_state(output / STATE_NAME, readonly=True, any_version=True)
     if state is not None:
         try:
             rows = state.db.execute("SELECT key, published FROM log").fetchall()

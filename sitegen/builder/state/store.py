@@ -9,7 +9,7 @@ from sitegen.builder.state.plan import PlanQueries
 from sitegen.builder.state.queries import ReduceQueries
 from sitegen.builder.state.schema import FORMAT, SCHEMA
 from sitegen.builder.state.writes import Writes
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.version import __version__
 
 
@@ -29,7 +29,7 @@ class State(PlanQueries, Writes, ReduceQueries):
 
 def open_published(output: Path) -> State | None:
     """Open the published site's state read-only, or None when there is no usable one."""
-    return open_state(output / MANIFEST_NAME, readonly=True)
+    return open_state(output / STATE_NAME, readonly=True)
 
 
 def open_state(path: Path, readonly: bool = False, any_version: bool = False) -> State | None:
@@ -63,7 +63,7 @@ def open_state(path: Path, readonly: bool = False, any_version: bool = False) ->
 
 def load(output: Path, fingerprint: str) -> State | None:
     """Return the published site's state if it was built with ``fingerprint``, else None."""
-    state = open_state(output / MANIFEST_NAME)
+    state = open_state(output / STATE_NAME)
     if state is None:
         return None
     if state.fingerprint != fingerprint:

@@ -13,17 +13,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder import trend_hooks
+from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
-from sitegen.builder.options import BuildReport
-from sitegen.builder.plan import LeanerSite, Run, figures, make_report, select
+from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
 from sitegen.builder.reduce import reduce
+from sitegen.builder.report import BuildReport
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.store import State
 from sitegen.builder.state.writes import Put
-from sitegen.layout import MANIFEST_NAME
+from sitegen.layout import STATE_NAME
 from sitegen.publish.writer import Publication, SiteWriter
 
 if TYPE_CHECKING:
@@ -37,11 +37,16 @@ CONTEXT_CHUNK = 1000
 PUT_CHUNK = 500
 
 
-class Rebuild:
+class BuildSteps:
     """One build's map, selection, run contexts, reduce and publish, and what it mapped."""
 
     def __init__(
-        self, run: Run, pages: PageRenderer, publication: Publication, staging: Path, state: State
+        self,
+        run: BuildRun,
+        pages: PageRenderer,
+        publication: Publication,
+        staging: Path,
+        state: State,
     ) -> None:
         self.run = run
         self.pages = pages
@@ -161,7 +166,7 @@ class Rebuild:
         moments = {p.start_time for p in picks} | {k.start_time for k in known}
         return names, moments
 
-    def run_contexts(self, names: list[str] | set[str], late: set[int]) -> set[int]:
+    def retrend(self, names: list[str] | set[str], late: set[int]) -> set[int]:
         """Recompute the trends of ``names``; splice or render again the pages they change.
 
         Pages this build wrote get the new run context spliced in, a chunk at a time; pages
@@ -171,7 +176,7 @@ class Rebuild:
         index = self.run.logs.position
         self.again.update(dict.fromkeys(late))
         moments: set[int] = set()
-        for update in trend_hooks.update_trends(self.state, names, self.pages, self.writer):
+        for update in run_contexts.update_trends(self.state, names, self.pages, self.writer):
             moments |= update.moments
             for key, context_key, stale in update.runs:
                 n = index(key)
@@ -187,8 +192,8 @@ class Rebuild:
     def _splice(self) -> None:
         """Splice the pending run contexts into the pages this build wrote."""
         run, state, pending = self.run, self.state, self.pending
-        contexts = trend_hooks.full_contexts(state, _with_context(pending))
-        unpatched = trend_hooks.patch_pages(
+        contexts = run_contexts.full_contexts(state, _with_context(pending))
+        unpatched = run_contexts.patch_pages(
             self.pages,
             self.staging,
             state,
@@ -198,7 +203,7 @@ class Rebuild:
             contexts,
             run.mapper,
         )
-        trend_hooks.discard_renders(self.pages, self.staging, unpatched, self.fresh)
+        run_contexts.discard_renders(self.pages, self.staging, unpatched, self.fresh)
         self.again.update((n, pending[n]) for n in unpatched)
         pending.clear()
 
@@ -208,7 +213,7 @@ class Rebuild:
         # The workers spliced the pages; idle through the reduce, they would count with what
         # this process holds then. The few logs rendered again rarely need a pool.
         run.mapper.rest()
-        contexts = trend_hooks.full_contexts(self.state, _with_context(self.again))
+        contexts = run_contexts.full_contexts(self.state, _with_context(self.again))
         self.map_logs(sorted(self.again), contexts=contexts)
 
     def moves(self) -> tuple[Iterator[tuple[Path, str]], list[str]]:
@@ -268,11 +273,11 @@ class Rebuild:
 class PublishedBefore:
     """What the published site held before an incremental build changed it."""
 
-    def __init__(self, rebuild: Rebuild, changed: set[str]) -> None:
+    def __init__(self, rebuild: BuildSteps, changed: set[str]) -> None:
         self.changed = changed
         self.site_files: set[str] = set() if rebuild.full else rebuild.state.site_files()
 
-    def gone_roots(self, rebuild: Rebuild) -> set[str]:
+    def gone_roots(self, rebuild: BuildSteps) -> set[str]:
         """Return the job directories the site held that no published log holds now.
 
         Only a log this build mapped, removed or (un)published can have let go of one; a
@@ -290,23 +295,23 @@ class PublishedBefore:
         return old.keys() - rebuild.state.published_roots(sorted(set(old.values())))
 
 
-def rebuild(run: Run, pages: PageRenderer, progress: Progress | None) -> BuildReport:
+def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | None) -> BuildReport:
     """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
     publication = Publication(run.options.output)
     staging = publication.open()
     created: State | None = None
     try:
         if run.state is None:
-            state = created = State.create(staging / MANIFEST_NAME, run.fingerprint)
+            state = created = State.create(staging / STATE_NAME, run.fingerprint)
         else:
             state = run.state
             state.begin()
-        steps = Rebuild(run, pages, publication, staging, state)
+        steps = BuildSteps(run, pages, publication, staging, state)
         steps.map_changed(progress)
         chose, late = steps.select()
         changed = steps.changed()
         names, moments = steps.touched(changed)
-        moments |= steps.run_contexts(names, late)
+        moments |= steps.retrend(names, late)
         steps.render_again()
         before = PublishedBefore(steps, changed)
         report = make_report(run, state, chose, rebuilt=len(steps.fresh))

@@ -1,4 +1,4 @@
-"""The reduce step's hooks for recurring jobs: which job pages need their run context.
+"""Run contexts of recurring jobs: which job pages need theirs, and putting it in them.
 
 A job page shows the other runs of its name (previous and next run, a regression, the
 comparison with the previous successful run). The map step renders a page before the

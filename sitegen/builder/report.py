@@ -1,0 +1,66 @@
+"""What a build did: the report the commands print and scripts read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.builder.state.store import open_published
+from sitegen.model import JobSummary, Problem, RunningJob
+
+if TYPE_CHECKING:
+    from sitegen.publish.archive import ArchiveResult
+
+
+@dataclass
+class BuildReport:
+    """What a build did, for the CLI summary and for scripts."""
+
+    output: Path
+    logs: int
+    published: int
+    running: list[RunningJob]
+    problems: list[Problem]
+    files_written: int
+    bytes_written: int
+    seconds: float
+    rebuilt: int = 0
+    up_to_date: bool = False
+    # Completed jobs left off the site by --max-jobs / --max-age, and by --max-site-size.
+    retention_dropped: int = 0
+    size_dropped: int = 0
+    # Whether the raw logs were left out so that more jobs fit in --max-site-size.
+    raw_logs_dropped: bool = False
+    # Bytes of the published site (its jobs' files and the site-wide files).
+    site_bytes: int = 0
+    classifications: dict[str, int] = field(default_factory=dict)
+    archive: ArchiveResult | None = None
+    # Published to object storage: where (credentials hidden), and what the sync did.
+    published_to: str | None = None
+    uploaded: int = 0
+    uploaded_bytes: int = 0
+    deleted: int = 0
+    # The bytes of the local copy read to hash them for that sync.
+    hashed_bytes: int = 0
+    # The site paths an in-place update changed (job dirs, listing files, removed paths);
+    # None after a full build. A bucket target uploads and deletes exactly what lies there.
+    changed: list[str] | None = None
+
+    @property
+    def jobs(self) -> list[JobSummary]:
+        """Return the published jobs, newest first, read from the site's state when asked."""
+        # Not held: at 100,000 jobs that is most of a build's memory, and few callers ask.
+        state = open_published(self.output)
+        if state is None:
+            return []
+        try:
+            return list(state.newest())
+        finally:
+            state.close()
+
+    @property
+    def skipped(self) -> Counter[str]:
+        """Count skipped logs by reason."""
+        return Counter(str(p.kind) for p in self.problems if p.skipped)
