@@ -714,9 +714,10 @@ def _timed_build(logs: Path, out: Path, pids: list[int], *extra: str) -> tuple[f
     return seconds, command, _cpu_seconds(pids) - workers_before
 
 
-def dask_scaling(work: Path, reps: int = 3) -> None:
+def dask_scaling(work: Path, reps: int = 5) -> None:
     """Line 12: the Dask map step (a scheduler and 2 single-thread workers, separate processes)
-    against the local pool of 2, median of ``reps``; the command's and workers' CPU per job."""
+    against the local pool of 2, median of ``reps`` alternated runs; the command's and workers'
+    CPU per job."""
     small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
     half = corpus(work / "corpus-500x2x10", 500, 2, 10)
     one = corpus(work / "corpus-1x2x10", 1, 2, 10)
@@ -726,17 +727,19 @@ def dask_scaling(work: Path, reps: int = 3) -> None:
     pids = [p.pid for p in procs[1:]]
     dask = ("--dask-scheduler", address)
     try:
-        lines = {}
+        # The workers import sitegen at their first task: not a cost of the runs compared.
+        _timed_build(one, out / "dask", pids, *dask)
         for name, logs in (
             ("1,000 small jobs (2 x 10 tasks)", small),
             ("200 jobs x 800 tasks", big),
         ):
-            pool = sorted(
-                _timed_build(logs, out / "pool", [], "--workers", "2")[0] for _ in range(reps)
-            )
-            on_dask = sorted(_timed_build(logs, out / "dask", pids, *dask)[0] for _ in range(reps))
+            pool, on_dask = [], []
+            for _ in range(reps):  # alternated, so that a drift of the machine's speed hits both
+                pool.append(_timed_build(logs, out / "pool", [], "--workers", "2")[0])
+                on_dask.append(_timed_build(logs, out / "dask", pids, *dask)[0])
+            pool.sort()
+            on_dask.sort()
             p, d = pool[reps // 2], on_dask[reps // 2]
-            lines[name] = d / p
             print(
                 f"12 {name}: Dask of 2 {d:.2f} s, local pool of 2 {p:.2f} s: {d / p:.2f}x "
                 f"(runs: Dask {', '.join(f'{t:.2f}' for t in on_dask)}; "
