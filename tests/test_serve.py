@@ -278,3 +278,17 @@ def test_serve_keeps_the_site_when_the_log_dir_empties(tmp_path: Path) -> None:
         assert "pass --allow-empty to publish an empty site" in errors[0]
         assert "--allow-empty" in str(generation(port)["error"])
         assert job_ids(port) == ["kept"]
+
+
+def test_serve_refuses_an_output_in_object_storage(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sitegen.cli import cli
+
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    result = CliRunner().invoke(cli, ["serve", "--output", "s3://bucket/site/"], env=env)
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: serve builds into a local directory: --output cannot be a URL\n"
+    )
+    assert not (tmp_path / "cache").exists()  # nothing was built

@@ -157,18 +157,15 @@ def shares_output(dask: Any, staging: Path) -> bool:
         answers = dask.run(_probe_worker, str(staging), token)
         names = list(answers.values())
         shared = bool(names) and all(
-            name is not None and (parts / name).is_file() and _read(parts / name) == token
+            name is not None
+            and (parts / name).is_file()
+            and (parts / name).read_text(encoding="ascii") == token
             for name in names
         )
     finally:
         for leftover in parts.glob(f"{PROBE}{token}*"):
             leftover.unlink(missing_ok=True)
     return shared
-
-
-def _read(path: Path) -> str:
-    """Return a probe marker's text."""
-    return path.read_text(encoding="ascii")
 
 
 def client(address: str) -> Any:

@@ -27,13 +27,13 @@ def say_build(report: BuildReport | None, error: str | None) -> None:
 
 def serve_command(host: str, port: int, **given: Any) -> None:
     """Serve on ``host:port`` with the build options' values (``given``) until Ctrl+C."""
+    from sitegen.builder.compose import local_site
     from sitegen.builder.pipeline import build
     from sitegen.serve.server import serve
 
     try:
         options = build_options(**given)
-        if options.publish_url is not None:
-            raise SitegenError("serve builds into a local directory: --output cannot be a URL")
+        local_site(options, "serve")
         serve(
             options,
             lambda: build(options, on_wait=waiting(options.output)),
