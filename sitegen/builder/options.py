@@ -54,6 +54,7 @@ class BuildOptions:
     # Trust a log read as a completed job never to change in place (Ballista renames a log to
     # its final name when the job ends, and never writes it again): when the log dirs list the
     # same names as last time and no unfinished log changed, nothing did (no stat of each).
+    # It makes the sources (``LogSource.trust_names``); the build asks them, not this.
     trust_finished_logs: bool = True
     # The most one log may hold once decompressed, and one of its lines (eventlog/limits.py).
     max_log_size: int = MAX_LOG_BYTES
@@ -74,7 +75,11 @@ class BuildOptions:
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
         object.__setattr__(
-            self, "log_dirs", as_log_dirs(self.log_dirs, self.storage_options or None)
+            self,
+            "log_dirs",
+            as_log_dirs(
+                self.log_dirs, self.storage_options or None, trusted=self.trust_finished_logs
+            ),
         )
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work

@@ -41,6 +41,7 @@ from sitegen.eventlog.discover import (
     list_dirs,
 )
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
+from sitegen.eventlog.sources import names_trusted
 from sitegen.publish.buildlock import exclusive
 from sitegen.render.templates import template_sources
 
@@ -184,7 +185,7 @@ def _listed_as_before(run: BuildRun) -> bool:
 
     Then they need not be listed: a trusted no-op takes that listing's digest from the state.
     """
-    if run.state is None or not run.options.trust_finished_logs or run.dir_stamps is None:
+    if run.state is None or not names_trusted(run.options.log_dirs) or run.dir_stamps is None:
         return False
     stored = run.state.chosen()
     if stored is None or stored.stamps != run.dir_stamps:

@@ -42,6 +42,7 @@ from sitegen.eventlog.discover import (
 )
 from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.eventlog.notes import NoteIndex
+from sitegen.eventlog.sources import names_trusted
 from sitegen.model import Classification, Problem, RunningJob
 
 
@@ -193,7 +194,7 @@ def quick_no_op(run: BuildRun) -> BuildReport | None:
         return None
     if stored.options != selection_options(options):
         return None
-    trusting = options.trust_finished_logs
+    trusting = names_trusted(options.log_dirs)
     same_listing = trusting and stored.listing == run.listing
     if same_listing:
         # The same names as last time: only the logs not finished then can have changed.
@@ -257,7 +258,7 @@ def plan(run: BuildRun) -> None:
         run.renaming = renaming_dirs(run.logs, labels)
         return
     listed = None
-    if run.options.trust_finished_logs and not run.stat_ed:
+    if names_trusted(run.options.log_dirs) and not run.stat_ed:
         options = run.options
         listed = trusted_logs(options.log_dirs, run.listings, state, options.follow_links)
     if listed is not None:

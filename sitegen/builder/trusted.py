@@ -20,7 +20,7 @@ import msgspec
 from sitegen.builder.state.store import State
 from sitegen.eventlog.discover import discover_keys, key_prefixes
 from sitegen.eventlog.logfiles import LogList, split_name
-from sitegen.eventlog.sources import LogSource
+from sitegen.eventlog.sources import LogSource, names_trusted
 
 # Past this many names in and out, a stat of every log costs less than splicing each in.
 SPLICE_LIMIT = 1000
@@ -47,7 +47,7 @@ def trusted_logs(
     None when the names cannot be matched with the state's keys so (a name not ASCII, whose
     key may not be its name; many names in or out): the caller then stats every log.
     """
-    if not all(log_dir.trust_names for log_dir in log_dirs):
+    if not names_trusted(log_dirs):
         # An object store's listing carries each object's size and ETag already: comparing
         # them all costs no request more, and sees a log rewritten in place.
         return None

@@ -22,17 +22,22 @@ OneLogDir = str | os.PathLike[str] | LogSource
 LogDirs = OneLogDir | Sequence[OneLogDir]
 
 
-def log_source(given: OneLogDir, storage_options: dict[str, Any] | None = None) -> LogSource:
+def log_source(
+    given: OneLogDir, storage_options: dict[str, Any] | None = None, trusted: bool = True
+) -> LogSource:
     """Return where logs come from: a local dir for a path, a prefix in object storage for a URL.
 
     A source given already is kept (with ``storage_options`` where it has none): this is the
-    one place that makes a source of either kind.
+    one place that makes a source of either kind. ``trusted`` False (``--verify-logs``): a
+    source whose finished logs' names are not trusted (``LogSource.verified``).
     """
     if isinstance(given, str | os.PathLike):
-        if is_url(given):
-            return RemoteDir(str(given), storage_options)
-        return LocalDir(given)
-    return given.with_options(storage_options)
+        source: LogSource = (
+            RemoteDir(str(given), storage_options) if is_url(given) else LocalDir(given)
+        )
+    else:
+        source = given.with_options(storage_options)
+    return source if trusted else source.verified()
 
 
 # The name the command line uses.
@@ -40,13 +45,13 @@ as_log_dir = log_source
 
 
 def as_log_dirs(
-    given: LogDirs, storage_options: dict[str, Any] | None = None
+    given: LogDirs, storage_options: dict[str, Any] | None = None, trusted: bool = True
 ) -> tuple[LogSource, ...]:
     """Return the log dirs as a tuple of sources, each directory once: normalised here alone."""
     if isinstance(given, str | os.PathLike) or not isinstance(given, Sequence):
-        return (log_source(given, storage_options),)
+        return (log_source(given, storage_options, trusted),)
     # The same directory named twice (``logs``, ``./logs/``) is read once.
-    return tuple(distinct_dirs([log_source(d, storage_options) for d in given])[0])
+    return tuple(distinct_dirs([log_source(d, storage_options, trusted) for d in given])[0])
 
 
 def check_log_dir(log_dir: LogSource) -> None:

@@ -26,15 +26,16 @@ from sitegen.eventlog.sources import LogSink
 class LocalDir:
     """A local directory of event logs (see ``sources.LogSource``)."""
 
-    __slots__ = ("path",)
+    __slots__ = ("path", "trust_names")
 
-    # Ballista renames a log into place when its job ends: a name listed again is that log.
-    trust_names = True
     # inotify sees its changes (the watcher polls it itself with --poll).
     polled = False
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], trust_names: bool = True) -> None:
         self.path = Path(path)
+        # Ballista renames a log into place when its job ends: a name listed again is that
+        # log. ``--verify-logs`` makes a dir that stats every log instead (``verified``).
+        self.trust_names = trust_names
 
     def __str__(self) -> str:
         return str(self.path)
@@ -50,9 +51,9 @@ class LocalDir:
     def __hash__(self) -> int:
         return hash(self.path)
 
-    def __reduce__(self) -> tuple[type[LocalDir], tuple[str]]:
+    def __reduce__(self) -> tuple[type[LocalDir], tuple[str, bool]]:
         # Sent to workers with each log: as its path's text (a Path pickles as its parts).
-        return LocalDir, (str(self.path),)
+        return LocalDir, (str(self.path), self.trust_names)
 
     @property
     def name(self) -> str:
@@ -66,7 +67,11 @@ class LocalDir:
 
     def resolve(self) -> LocalDir:
         """Return the directory with links resolved."""
-        return LocalDir(self.path.resolve())
+        return LocalDir(self.path.resolve(), self.trust_names)
+
+    def verified(self) -> LocalDir:
+        """Return this directory, its finished logs stat-ed on every build (not trusted)."""
+        return LocalDir(self.path, trust_names=False)
 
     def with_options(self, storage_options: dict[str, Any] | None) -> LocalDir:
         """Return itself: a local directory takes no storage options."""

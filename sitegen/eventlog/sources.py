@@ -87,6 +87,9 @@ class LogSource(Protocol):
     def with_options(self, storage_options: dict[str, Any] | None) -> LogSource:
         """Return this source with ``storage_options`` where it has none (if it takes any)."""
 
+    def verified(self) -> LogSource:
+        """Return this source with no name trusted: every build compares every log's numbers."""
+
     def place(self) -> Hashable | None:
         """Return what tells one dir from another however it is named; None: unknown yet."""
 
@@ -131,6 +134,11 @@ class LogSource(Protocol):
 
     def __truediv__(self, name: str) -> LogPath:
         """Return the path of the log called ``name`` in this dir."""
+
+
+def names_trusted(log_dirs: Sequence[LogSource]) -> bool:
+    """Tell whether a build may learn what changed from the names listed alone (all trusted)."""
+    return all(log_dir.trust_names for log_dir in log_dirs)
 
 
 def as_log_path(given: str | os.PathLike[str] | LogObject) -> LogPath:

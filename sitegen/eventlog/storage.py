@@ -138,6 +138,10 @@ class RemoteDir:
         """Return itself: a URL has no links to resolve."""
         return self
 
+    def verified(self) -> RemoteDir:
+        """Return itself: a listing's sizes and ETags are compared on every build already."""
+        return self
+
     def with_options(self, storage_options: dict[str, Any] | None) -> RemoteDir:
         """Return this prefix with ``storage_options`` if it was given none."""
         if storage_options and not self.options:
