@@ -1,14 +1,16 @@
-"""A build that maps what changed: the steps a full and an incremental build share.
+"""A build that maps what changed: a full build and an incremental one, and what they share.
 
 Both map the logs the plan picked, select what the site keeps, splice run contexts into the
 pages whose context changed, render again the pages selection newly publishes, and reduce.
-They differ only where they must: a full build writes a new state and swaps a whole new site
-in; an incremental one updates the published state and site in place (``publish``).
+They differ only where they must, each an implementation of ``BuildSteps`` chosen once
+(``map_and_publish``): a ``FullBuild`` writes a new state and swaps a whole new site in; an
+``UpdateBuild`` updates the published state and site in place.
 """
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,8 +39,11 @@ CONTEXT_CHUNK = 1000
 PUT_CHUNK = 500
 
 
-class BuildSteps:
-    """One build's map, selection, run contexts, reduce and publish, and what it mapped."""
+class BuildSteps(ABC):
+    """One build's map, selection, run contexts, reduce and publish, and what it mapped.
+
+    The steps both kinds of build share; ``FullBuild`` and ``UpdateBuild`` are the rest.
+    """
 
     def __init__(
         self,
@@ -52,8 +57,6 @@ class BuildSteps:
         self.pages = pages
         self.publication = publication
         self.staging = staging
-        # A full build: no state to go on, a whole new site. Else the site is updated in place.
-        self.full = run.state is None
         self.state = state
         self.fresh = FreshLogs(run.logs)
         self.chosen: Selection | None = None
@@ -66,32 +69,29 @@ class BuildSteps:
         # Mapped logs not yet put into the state (put a chunk at a time).
         self.puts: list[Put] = []
 
+    @abstractmethod
     def on_site(self, n: int) -> bool:
         """Tell whether the ``n``-th log's job is on the site this build publishes."""
-        key = self.run.logs.keys[n]
-        if self.full:
-            # A full build records every job it maps as published, and selection flips off
-            # the few it leaves out: flipping 100,000 rows on took 20 s.
-            first = self.fresh[n].job_id is not None
-            return first if self.chosen is None else self.chosen.flips.get(key, first)
-        # A log it mapped is on the site when selection flipped it on; one it did not map
-        # stays as it was unless flipped (a log rendered again is published).
-        if self.chosen is None:
-            return False  # none is until selected
-        return self.chosen.flips.get(key, n not in self.mapped)
+
+    @abstractmethod
+    def pick(self, outcome: LogOutcome) -> Pick | None:
+        """Return what ``touched`` needs of a mapped log (None: it touches every name)."""
+
+    @abstractmethod
+    def known_before(self, n: int) -> bool:
+        """Tell whether the state may hold the ``n``-th log already (then it is replaced)."""
 
     def record(self, n: int, outcome: LogOutcome, parted: bool) -> None:
         """Put one mapped log into the state as it arrives (the build keeps only its pick)."""
         log = self.run.logs[n]
         self.fresh[n] = Fresh(
-            None if self.full else Pick.of(outcome),  # for touched(): a full build touches all
+            self.pick(outcome),
             outcome.summary.job_id if outcome.roots and outcome.summary else None,
             outcome.files,
             outcome.bytes,
             parted,
         )
-        # A full build's state holds a log before this only when it is rendered again.
-        known = not self.full or n in self.again
+        known = self.known_before(n)
         self.puts.append(Put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known))
         if len(self.puts) >= PUT_CHUNK:
             self.flush()
@@ -131,8 +131,7 @@ class BuildSteps:
             raise LeanerSite
         chose = figures(chosen, run)
         state.set_chosen(chose)
-        if not self.full:  # a full build maps every log: a set of all of them tells nothing
-            self.mapped.update(self.fresh)
+        self.note_mapped()
         # A reused log may be published now though it was not before (it lost a duplicate,
         # or retention left it out): its files are not on the site, so render them.
         index = run.logs.position
@@ -143,28 +142,34 @@ class BuildSteps:
         state.set_published(chosen.flips.items())
         return chose, late
 
+    def note_mapped(self) -> None:  # noqa: B027 (a full build has nothing to note)
+        """Remember which logs the map step read (for ``on_site``), once selection is made."""
+
+    @abstractmethod
     def changed(self) -> set[str]:
         """Return the keys of the logs mapped, removed, or published or left out anew."""
-        assert self.chosen is not None
-        if self.full:
-            return set()  # every log: the names and days are all of them
-        run = self.run
-        return {run.logs.keys[n] for n in self.fresh} | self.chosen.flips.keys() | set(run.gone)
 
+    @abstractmethod
     def touched(self, changed: set[str]) -> tuple[list[str] | set[str], set[int]]:
-        """Return the job names and the start times of the jobs whose listing may change.
+        """Return the job names and the start times of the jobs whose listing may change."""
 
-        Those of the jobs it mapped, and (as the state knew them) of the logs it mapped,
-        removed, published or left out anew (``changed``, by key). A full build: every name.
-        """
-        if self.full:
-            return self.state.published_names(), set()
-        picks = [f.pick for f in self.fresh.values() if f.pick is not None]
-        known = [k for key in changed if (k := self.run.known.get(key)) is not None and k.job_id]
-        names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
-        names.discard("")
-        moments = {p.start_time for p in picks} | {k.start_time for k in known}
-        return names, moments
+    @abstractmethod
+    def site_files_before(self) -> set[str]:
+        """Return the site-wide files the published site held before this build."""
+
+    def publish(self, report: BuildReport, site_files: set[str], before: PublishedBefore) -> None:
+        """Publish the site; count the files."""
+        replaced = self.put_in_place(report, site_files, before)
+        # Site-wide files count when they reached the site: in place, unchanged ones do not.
+        on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
+        report.files_written = sum(f.files for f in on_site) + replaced[0]
+        report.bytes_written = sum(f.bytes for f in on_site) + replaced[1]
+
+    @abstractmethod
+    def put_in_place(
+        self, report: BuildReport, site_files: set[str], before: PublishedBefore
+    ) -> tuple[int, int]:
+        """Publish the site; return the site-wide files and bytes that reached it."""
 
     def retrend(self, names: list[str] | set[str], late: set[int]) -> set[int]:
         """Recompute the trends of ``names``; splice or render again the pages they change.
@@ -240,34 +245,118 @@ class BuildSteps:
 
         return moves(), unpublished
 
-    def publish(self, report: BuildReport, site_files: set[str], before: PublishedBefore) -> None:
-        """Publish the site: swap it in whole (full), or update it in place; count the files."""
+
+class FullBuild(BuildSteps):
+    """A build with no state to go on: a new state, and a whole new site swapped in."""
+
+    def on_site(self, n: int) -> bool:
+        """Tell whether the ``n``-th log's job is on the site this build publishes."""
+        # A full build records every job it maps as published, and selection flips off the
+        # few it leaves out: flipping 100,000 rows on took 20 s.
+        first = self.fresh[n].job_id is not None
+        if self.chosen is None:
+            return first
+        return self.chosen.flips.get(self.run.logs.keys[n], first)
+
+    def pick(self, outcome: LogOutcome) -> None:
+        """Return nothing: a full build touches every name."""
+        return None
+
+    def known_before(self, n: int) -> bool:
+        """Tell whether the new state holds the log already: only when it is rendered again."""
+        return n in self.again
+
+    def changed(self) -> set[str]:
+        """Return nothing: every log changed, so the names and days are all of them."""
+        return set()
+
+    def touched(self, changed: set[str]) -> tuple[list[str], set[int]]:
+        """Return every published name (no start times: every listing is written)."""
+        return self.state.published_names(), set()
+
+    def site_files_before(self) -> set[str]:
+        """Return nothing: the site is swapped in whole."""
+        return set()
+
+    def put_in_place(
+        self, report: BuildReport, site_files: set[str], before: PublishedBefore
+    ) -> tuple[int, int]:
+        """Swap the whole new site in, its state committed first."""
         state, publication = self.state, self.publication
         moves, unpublished = self.moves()
-        if self.full:
-            publication.arrange(moves, unpublished)
-            report.site_bytes = state.record_site_bytes(self.staging)
+        publication.arrange(moves, unpublished)
+        report.site_bytes = state.record_site_bytes(self.staging)
+        state.commit()
+        state.close()
+        publication.publish()
+        return self.writer.files_written, self.writer.bytes_written
+
+
+class UpdateBuild(BuildSteps):
+    """A build of what changed since the published state: the site updated in place."""
+
+    def on_site(self, n: int) -> bool:
+        """Tell whether the ``n``-th log's job is on the site this build publishes."""
+        # A log it mapped is on the site when selection flipped it on; one it did not map
+        # stays as it was unless flipped (a log rendered again is published).
+        if self.chosen is None:
+            return False  # none is until selected
+        return self.chosen.flips.get(self.run.logs.keys[n], n not in self.mapped)
+
+    def pick(self, outcome: LogOutcome) -> Pick | None:
+        """Return the log's name and start time, for ``touched`` (None: not a completed job)."""
+        return Pick.of(outcome)
+
+    def known_before(self, n: int) -> bool:
+        """Tell whether the state may hold the log already: it may."""
+        return True
+
+    def note_mapped(self) -> None:
+        """Remember which logs the map step read (a full build maps all: a set tells nothing)."""
+        self.mapped.update(self.fresh)
+
+    def changed(self) -> set[str]:
+        """Return the keys of the logs mapped, removed, or published or left out anew."""
+        assert self.chosen is not None
+        run = self.run
+        return {run.logs.keys[n] for n in self.fresh} | self.chosen.flips.keys() | set(run.gone)
+
+    def touched(self, changed: set[str]) -> tuple[set[str], set[int]]:
+        """Return the job names and the start times of the jobs whose listing may change.
+
+        Those of the jobs it mapped, and (as the state knew them) of the logs it mapped,
+        removed, published or left out anew (``changed``, by key).
+        """
+        picks = [f.pick for f in self.fresh.values() if f.pick is not None]
+        known = [k for key in changed if (k := self.run.known.get(key)) is not None and k.job_id]
+        names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
+        names.discard("")
+        moments = {p.start_time for p in picks} | {k.start_time for k in known}
+        return names, moments
+
+    def site_files_before(self) -> set[str]:
+        """Return the site-wide files the published site holds, as its state records them."""
+        return self.state.site_files()
+
+    def put_in_place(
+        self, report: BuildReport, site_files: set[str], before: PublishedBefore
+    ) -> tuple[int, int]:
+        """Update the published site in place, job directory by job directory."""
+        state, publication = self.state, self.publication
+        moves, _ = self.moves()
+        dropped = before.site_files - site_files
+        gone = sorted(before.gone_roots(self) | dropped)
+        output = self.run.options.output
+        written = self.writer.written_names()
+
+        def finish() -> None:
+            # The site is in place: measure what it wrote, record that in the transaction.
+            report.site_bytes = state.record_site_bytes(output, written)
             state.commit()
-            state.close()
-            publication.publish()
-            replaced = self.writer.files_written, self.writer.bytes_written
-        else:
-            dropped = before.site_files - site_files
-            gone = sorted(before.gone_roots(self) | dropped)
-            output = self.run.options.output
-            written = self.writer.written_names()
 
-            def finish() -> None:
-                # The site is in place: measure what it wrote, record that in the transaction.
-                report.site_bytes = state.record_site_bytes(output, written)
-                state.commit()
-
-            replaced = publication.update(moves, written, gone, finish=finish)
-            report.changed = publication.changed
-        # Site-wide files count when they reached the site: in place, unchanged ones do not.
-        on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
-        report.files_written = sum(f.files for f in on_site) + replaced[0]
-        report.bytes_written = sum(f.bytes for f in on_site) + replaced[1]
+        replaced = publication.update(moves, written, gone, finish=finish)
+        report.changed = publication.changed
+        return replaced
 
 
 class PublishedBefore:
@@ -275,7 +364,7 @@ class PublishedBefore:
 
     def __init__(self, rebuild: BuildSteps, changed: set[str]) -> None:
         self.changed = changed
-        self.site_files: set[str] = set() if rebuild.full else rebuild.state.site_files()
+        self.site_files = rebuild.site_files_before()
 
     def gone_roots(self, rebuild: BuildSteps) -> set[str]:
         """Return the job directories the site held that no published log holds now.
@@ -306,7 +395,8 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
         else:
             state = run.state
             state.begin()
-        steps = BuildSteps(run, pages, publication, staging, state)
+        kind = UpdateBuild if created is None else FullBuild
+        steps = kind(run, pages, publication, staging, state)
         steps.map_changed(progress)
         chose, late = steps.select()
         changed = steps.changed()
