@@ -164,7 +164,7 @@ def test_log_written_during_the_first_build_triggers_a_rebuild(
     options = BuildOptions(example_logs, tmp_path / "site")
     reports: list[BuildReport | None] = []
 
-    def build_then_drop_a_log() -> BuildReport:
+    def build_then_drop_a_log(hint: frozenset[str] | None) -> BuildReport:
         report = build(options)
         if not reports:
             write(example_logs / "late.eventlog", job_lines("late"))
@@ -227,7 +227,9 @@ def test_serves_under_the_base_url_path_as_the_host_will(
     options = BuildOptions(example_logs, tmp_path / "site", base_url="https://example.org/history")
     urls: list[str] = []
     ready = {"ready": urls.append, "base_path": "/history/"}
-    with serving_in_process(options, lambda: build(options), lambda r, e: None, **ready):
+    with serving_in_process(
+        options, lambda hint: build(options, hint=hint), lambda r, e: None, **ready
+    ):
         wait_until(lambda: bool(urls))
         port = int(urls[0].split(":")[-1].split("/")[0])
         assert urls[0] == f"http://127.0.0.1:{port}/history/"
@@ -270,7 +272,9 @@ def test_serve_keeps_the_site_when_the_log_dir_empties(tmp_path: Path) -> None:
         if error is not None:
             errors.append(error)
 
-    with serving_in_process(options, lambda: build(options), on_build, ready=urls.append):
+    with serving_in_process(
+        options, lambda hint: build(options, hint=hint), on_build, ready=urls.append
+    ):
         wait_until(lambda: bool(urls))
         port = int(urls[0].split(":")[-1].split("/")[0])
         (logs / "kept.eventlog").unlink()

@@ -105,11 +105,14 @@ def test_a_new_log_a_removal_and_a_running_log_renamed(watching: Callable[..., W
     write(w.logs / "first01.eventlog", job_lines("first01"))
     first = w.publishes(1)[0]
     assert first["reason"] == "first build" and first["error"] is None
+    assert first["listed_from_events"] is False  # the first build lists the dir
     assert published(w.site) == {"first01"}
 
     write(w.logs / "second2.eventlog", job_lines("second2"))
     seen = w.publishes(2)
     assert seen[-1]["reason"] == "changed"
+    # The build took the new name from the event, not from listing the dir again.
+    assert seen[-1]["listed_from_events"] is True
     assert published(w.site) == {"first01", "second2"}
 
     # Ballista writes <id>.eventlog.running and renames it when the job ends.
@@ -126,7 +129,7 @@ def test_a_new_log_a_removal_and_a_running_log_renamed(watching: Callable[..., W
 
     count = len(w.seen)
     (w.logs / "second2.eventlog").unlink()
-    w.publishes(count + 1)
+    assert w.publishes(count + 1)[-1]["listed_from_events"] is True
     assert published(w.site) == {"first01", "third03"}
     assert not api_job(w.site, "second2").exists()
     assert w.stop() == 0
@@ -245,6 +248,7 @@ class FakeReport:
 
     def __init__(self, running: list[RunningJob]) -> None:
         self.running = running
+        self.listed_from_events = False
 
 
 def run_watcher(logs: Path, act: Callable[[], None], seconds: float, running: bool) -> list[str]:
@@ -256,7 +260,7 @@ def run_watcher(logs: Path, act: Callable[[], None], seconds: float, running: bo
 
     reasons: list[str] = []
 
-    def fake_build(options: BuildOptions) -> Any:
+    def fake_build(options: BuildOptions, hint: frozenset[str] | None) -> Any:
         return FakeReport([RunningJob("f", "job", "", 0, 0, 0, 0, 0, 0, 0)] if running else [])
 
     def heard(done: Publish) -> None:

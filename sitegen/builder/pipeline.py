@@ -15,11 +15,12 @@ import errno
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard
 from sitegen.builder.compose import compose
+from sitegen.builder.hinted import hinted_listings
 from sitegen.builder.mappers import Mapper
 from sitegen.builder.options import RUN_OPTIONS, BuildOptions, log_limits
 from sitegen.builder.plan import (
@@ -55,6 +56,7 @@ def build(
     options: BuildOptions,
     progress: Progress | None = None,
     on_wait: Callable[[], None] | None = None,
+    hint: Iterable[str] | None = None,
 ) -> BuildReport:
     """Build the site from every log in the event-log dirs and publish it.
 
@@ -63,12 +65,14 @@ def build(
     that changed are read again and the site is updated in place, one job directory
     and one listing file at a time, each step atomic and in an order that keeps every
     listed job complete; the state's transaction commits last. Builds into one output
-    take turns; ``on_wait`` is called when this one has to wait for another.
+    take turns; ``on_wait`` is called when this one has to wait for another. ``hint``: the
+    paths a watcher's file events named since the last build, so that the log dirs need not
+    be listed again (builder/hinted.py).
     """
     parts = compose(options)
 
     def build_here(given: BuildOptions) -> BuildReport:
-        return _build_here(given, parts.mapper, progress, on_wait)
+        return _build_here(given, parts.mapper, progress, on_wait, hint)
 
     return parts.target.publish(options, build_here, on_wait)
 
@@ -78,6 +82,7 @@ def _build_here(
     mapper: Mapper,
     progress: Progress | None,
     on_wait: Callable[[], None] | None,
+    hint: Iterable[str] | None = None,
 ) -> BuildReport:
     """Build into ``options.output``, a local directory, and publish it there."""
     check_paths(options)
@@ -87,7 +92,7 @@ def _build_here(
             gcpause.freezer() as freeze,
             contextlib.closing(mapper),
         ):
-            return _build(options, progress, freeze, mapper)
+            return _build(options, progress, freeze, mapper, hint)
     except OSError as exc:
         # A full or read-only disk, or permissions: say what and where, not a traceback.
         # The staging dir is gone by now; the published site is as it was, or (failing
@@ -106,6 +111,7 @@ def _build(
     progress: Progress | None,
     freeze: Callable[[], None],
     mapper: Mapper,
+    hint: Iterable[str] | None,
 ) -> BuildReport:
     """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     started = time.perf_counter()
@@ -118,7 +124,7 @@ def _build(
     lean = None
     if options.max_site_size is not None and options.raw_logs:
         lean = dataclasses.replace(options, raw_logs=False)
-    run = _start(options, lean, started, freeze, mapper)
+    run = _start(options, lean, started, freeze, mapper, hint)
     try:
         report = _run(run, progress, freeze)
     except LeanerSite:
@@ -134,6 +140,7 @@ def _build(
         run = _start(afresh, None, started, freeze, mapper)
         report = _run(run, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
+    report.listed_from_events = run.listed_from_events
     report.archive = _archive(options, run.stamp)
     return report
 
@@ -144,6 +151,7 @@ def _start(
     started: float,
     freeze: Callable[[], None],
     mapper: Mapper,
+    hint: Iterable[str] | None = None,
 ) -> BuildRun:
     """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
@@ -173,7 +181,9 @@ def _start(
         # mapper ready before the listing, which holds a string per log.
         mapper.prepare(run.state is None)
         if not _listed_as_before(run):
-            run.listings = list_dirs(options.log_dirs)
+            hinted = None if hint is None else hinted_listings(options.log_dirs, run.state, hint)
+            run.listed_from_events = hinted is not None
+            run.listings = list_dirs(options.log_dirs) if hinted is None else hinted
             # Refuse replacing a site by mistake (an unmounted volume, a wrong path).
             guard.refuse_mistakes(options, has_logs(run.listings))
         freeze()

@@ -127,6 +127,8 @@ class BuildRun:
     # found renamed from ``.running`` since the last build (builder/renaming.py).
     renaming: frozenset[str] = frozenset()
     renamed: list[str] = field(default_factory=list)
+    # Whether ``listings`` came from a watcher's file events (builder/hinted.py).
+    listed_from_events: bool = False
 
     @functools.cached_property
     def listings(self) -> list[list[str]]:

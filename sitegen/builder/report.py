@@ -47,6 +47,9 @@ class BuildReport:
     # The site paths an in-place update changed (job dirs, listing files, removed paths);
     # None after a full build. A bucket target uploads and deletes exactly what lies there.
     changed: list[str] | None = None
+    # Whether the log dirs' listings came from a watcher's file events (builder/hinted.py)
+    # rather than from listing the dirs.
+    listed_from_events: bool = False
 
     @property
     def jobs(self) -> list[JobSummary]:

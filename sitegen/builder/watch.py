@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sitegen.builder.hinted import RELIST_SECONDS
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.report import BuildReport
 from sitegen.errors import SitegenError, UsageError
@@ -42,6 +43,9 @@ RUNNING_INTERVAL = 10.0
 # How often a prefix in object storage is listed when --poll does not say (a LIST request
 # per 1,000 objects each time).
 OBJECT_POLL = 10.0
+# The publishes whose build is handed the paths the events named: a dir come back, new
+# settings or the first build list the dirs.
+HINTED = frozenset({"changed", "running logs"})
 
 
 @dataclass
@@ -105,7 +109,7 @@ class Watcher:
     def __init__(
         self,
         options: BuildOptions,
-        build: Callable[[BuildOptions], BuildReport],
+        build: Callable[[BuildOptions, frozenset[str] | None], BuildReport],
         on_publish: Callable[[Publish], None],
         poll: float | None = None,
         running_interval: float = RUNNING_INTERVAL,
@@ -132,6 +136,11 @@ class Watcher:
         self.running = False
         # Whether a build is running now (a stop signal then ends it: see commands/watch.py).
         self.busy = False
+        # Every path the events named since the last build, handed to it (builder/hinted.py)
+        # once a build has listed the dirs and none failed since; and when one last listed.
+        self._heard: set[str] = set()
+        self._hint_ok = False
+        self._listed_at_build = 0.0
 
     def publish(self, reason: str, changes: int = 0) -> Publish:
         """Run one build and tell ``on_publish``; a failure is reported, not raised."""
@@ -139,14 +148,23 @@ class Watcher:
         self.publishes += 1
         done = Publish(self.publishes, reason, changes, 0.0)
         self.busy = True
+        heard, self._heard = frozenset(self._heard), set()
+        # Listed again when the events may not tell all: see builder/hinted.py.
+        fresh = time.monotonic() - self._listed_at_build < RELIST_SECONDS
+        hint = heard if self._hint_ok and fresh and reason in HINTED else None
+        self._hint_ok = False  # until this build is known to have gone through
         try:
-            done.report = self.build(self.options)
+            done.report = self.build(self.options, hint)
         except SitegenError as exc:
             done.error = str(exc)
         except Exception:  # a broken template or a bug: say so, and go on watching
             done.error = traceback.format_exc(limit=3)
         finally:
             self.busy = False
+        if done.report is not None:
+            self._hint_ok = True
+            if not done.report.listed_from_events:
+                self._listed_at_build = time.monotonic()
         done.seconds = time.perf_counter() - began
         if done.report is not None:
             # Runs still running (not abandoned, not ended unrecorded) are judged again on
@@ -172,6 +190,7 @@ class Watcher:
         pending_growth = 0
         while not self.stop.is_set():
             for changes in self._events(self._notify):
+                self._heard.update(path for _, path in changes)
                 if self.reload_asked.is_set():
                     self.reload_asked.clear()
                     if self._reload():

@@ -36,7 +36,7 @@ def serve_command(host: str, port: int, **given: Any) -> None:
         local_site(options, "serve")
         serve(
             options,
-            lambda: build(options, on_wait=waiting(options.output)),
+            lambda hint: build(options, on_wait=waiting(options.output), hint=hint),
             options.output,
             host,
             port,

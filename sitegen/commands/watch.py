@@ -31,7 +31,7 @@ def watch_command(
         options = build_options(**given)
         watcher = Watcher(
             options,
-            lambda o: build(o, on_wait=None if quiet else waiting(o.output)),
+            lambda o, hint: build(o, on_wait=None if quiet else waiting(o.output), hint=hint),
             lambda done: say_publish(done, fmt, quiet),
             poll=poll,
             running_interval=running_interval,

@@ -182,7 +182,7 @@ def inject(html: bytes) -> bytes:
 
 def serve(
     options: BuildOptions,
-    build: Callable[[], BuildReport],
+    build: Callable[[frozenset[str] | None], BuildReport],
     output: Path,
     host: str,
     port: int,
@@ -211,14 +211,16 @@ def serve(
         state.publish(done.error)
 
     # The same engine as `sitegen build --watch`, watching the shipped templates too.
-    watcher = Watcher(options, lambda _: build(), published, extra_paths=[default_template_dir()])
+    watcher = Watcher(
+        options, lambda _, hint: build(hint), published, extra_paths=[default_template_dir()]
+    )
     if stop is not None:
         watcher.stop = stop
     stop = watcher.stop
     # Watching starts before the first build: a log written while it runs is seen.
     watcher.begin()
     try:
-        on_build(build(), None)
+        on_build(build(None), None)
     except BaseException:
         httpd.server_close()
         raise
