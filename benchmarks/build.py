@@ -703,15 +703,20 @@ def _separate_cluster(work: Path, workers: int) -> tuple[str, list[subprocess.Po
     return address, procs
 
 
-def _timed_build(logs: Path, out: Path, pids: list[int], *extra: str) -> tuple[float, float, float]:
-    """Build afresh; return its wall seconds, the command's CPU and the given processes' CPU."""
+def _timed_build(
+    logs: Path, out: Path, pids: list[int], *extra: str
+) -> tuple[float, float, float, float]:
+    """Build afresh; return its wall seconds, the command's CPU, the given processes' CPU, and
+    the wall seconds of the steps after the map (the build's own phase timer: the reduce)."""
     shutil.rmtree(out, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     workers_before = _cpu_seconds(pids)
-    seconds, _, _ = run_build(logs, out, *extra)
+    seconds, _, line = run_build(logs, out, *extra, "--format", "json")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     command = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return seconds, command, _cpu_seconds(pids) - workers_before
+    phases = json.loads(line[line.index("{") :])["phases"]
+    after_map = sum(t for name, t in phases.items() if name != "map")
+    return seconds, command, _cpu_seconds(pids) - workers_before, after_map
 
 
 def dask_scaling(work: Path, reps: int = 5) -> None:
@@ -745,7 +750,7 @@ def dask_scaling(work: Path, reps: int = 5) -> None:
                 f"(runs: Dask {', '.join(f'{t:.2f}' for t in on_dask)}; "
                 f"pool {', '.join(f'{t:.2f}' for t in pool)})"
             )
-        t_start, _, _ = min(_timed_build(one, out / "dask", pids, *dask) for _ in range(reps))
+        t_start, _, _, _ = min(_timed_build(one, out / "dask", pids, *dask) for _ in range(reps))
         at_half = sorted(_timed_build(half, out / "dask", pids, *dask) for _ in range(reps))[
             reps // 2
         ]
@@ -758,16 +763,21 @@ def dask_scaling(work: Path, reps: int = 5) -> None:
             proc.wait()
     c_c = (at_full[1] - at_half[1]) / 500
     c_w = (at_full[2] - at_half[2]) / 500
-    t_reduce = max(0.0, at_full[0] - t_start - 1000 * max(c_w / 2, c_c))
+    # T_reduce from the build's own phase timer (the steps after the map), as a fixed part and
+    # a part per job (the slope from 500 to 1,000 jobs), not a residual of the wall time.
+    per_job = max(0.0, (at_full[3] - at_half[3]) / 500)
+    fixed = max(0.0, at_full[3] - 1000 * per_job)
+    t_reduce = at_full[3]
     jobs, workers = 100_000, 16
-    scaled_reduce = t_reduce * jobs / 1000
+    scaled_reduce = fixed + per_job * jobs
     predicted = t_start + scaled_reduce + jobs * max(c_w / workers, c_c)
     alone = t_start + scaled_reduce + jobs * c_w
     print(
         f"12 model: c_c (the command's CPU per job, slope 500 -> 1,000 small jobs) "
         f"{c_c * 1000:.2f} ms (target <= 0.5); c_w (the workers' CPU per job) {c_w * 1000:.2f} ms; "
-        f"T_start (a Dask build of one log) {t_start:.2f} s; T_reduce at 1,000 jobs "
-        f"{t_reduce:.2f} s; at {jobs:,} jobs on {workers} workers the model predicts "
+        f"T_start (a Dask build of one log) {t_start:.2f} s; T_reduce (the build's phases after "
+        f"the map) {t_reduce:.2f} s at 1,000 jobs, {at_half[3]:.2f} s at 500: {fixed:.2f} s + "
+        f"{per_job * 1000:.2f} ms a job; at {jobs:,} jobs on {workers} workers the model predicts "
         f"{predicted:.0f} s against {alone:.0f} s in one process: {alone / predicted:.1f}x"
     )
 

@@ -22,6 +22,10 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     summary = json.loads(result.output)
     seconds = summary.pop("seconds")
     assert isinstance(seconds, float) and 0 < seconds < 60
+    # Each step's wall time, in order, within the build's.
+    phases = summary.pop("phases")
+    assert list(phases) == ["map", "select", "run_contexts", "reduce", "publish"]
+    assert all(t >= 0 for t in phases.values()) and sum(phases.values()) <= seconds
     problems = summary.pop("problems")
     # Every file of the site; the build's state aside (not served, not counted).
     files = [p for p in out.rglob("*") if p.is_file() and p.name != STATE_NAME]

@@ -50,6 +50,9 @@ class BuildReport:
     # Whether the log dirs' listings came from a watcher's file events (builder/hinted.py)
     # rather than from listing the dirs.
     listed_from_events: bool = False
+    # The wall seconds of each step of a build that mapped something (map, select,
+    # run_contexts, reduce, publish), in order; empty for a build with nothing to do.
+    phases: dict[str, float] = field(default_factory=dict)
 
     @property
     def jobs(self) -> list[JobSummary]:

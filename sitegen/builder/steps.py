@@ -397,18 +397,25 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
             state.begin()
         kind = UpdateBuild if created is None else FullBuild
         steps = kind(run, pages, publication, staging, state)
+        phases = Phases()
         steps.map_changed(progress)
+        phases.done("map")
         chose, late = steps.select()
         changed = steps.changed()
         names, moments = steps.touched(changed)
+        phases.done("select")
         moments |= steps.retrend(names, late)
         steps.render_again()
+        phases.done("run_contexts")
         before = PublishedBefore(steps, changed)
         report = make_report(run, state, chose, rebuilt=len(steps.fresh))
         site_files = reduce(
             state, steps.writer, pages, report.running, report.problems, run.stamp, moments
         )
+        phases.done("reduce")
         steps.publish(report, site_files, before)
+        phases.done("publish")
+        report.phases = phases.seconds
     except BaseException:
         if created is not None:
             created.close()
@@ -416,6 +423,20 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
         raise
     report.seconds = time.perf_counter() - run.started
     return report
+
+
+class Phases:
+    """The wall time of each step of a build, for the report (a model's figures, not a guess)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._since = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        """Note that step ``name`` ended now (it began when the previous one ended)."""
+        now = time.perf_counter()
+        self.seconds[name] = now - self._since
+        self._since = now
 
 
 def _with_context(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:

@@ -128,6 +128,7 @@ def _summary(report: BuildReport) -> dict[str, Any]:
         "files_written": report.files_written,
         "bytes_written": report.bytes_written,
         "seconds": round(report.seconds, 3),
+        "phases": {name: round(took, 3) for name, took in report.phases.items()},
         "archive": _archive(report),
         "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
         # Published to object storage: what the sync did (a local output has no such keys).
