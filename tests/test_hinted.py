@@ -55,8 +55,8 @@ def test_what_events_cannot_place_means_a_listing(tmp_path: Path) -> None:
     assert _hinted(logs, site, {str(logs / "sub" / "x.eventlog")}) is None
     assert _hinted(logs, site, {str(logs)}) is None
     assert _hinted(logs, site, {str(logs / "a.eventlog")}, trust_finished_logs=False) is None
-    # An event outside every log dir (a notes dir, the templates) changes no listing.
-    assert _hinted(logs, site, {str(tmp_path / "notes" / "keep001.md")}) == [["keep001.eventlog"]]
+    # Outside every log dir (a notes dir, the templates): a listing, rather than miss a log.
+    assert _hinted(logs, site, {str(tmp_path / "notes" / "keep001.md")}) is None
 
 
 @pytest.mark.parametrize("change", ["add", "remove"])
@@ -75,3 +75,15 @@ def test_a_hinted_build_publishes_the_listed_builds_site(tmp_path: Path, change:
     assert hinted.listed_from_events and not listed.listed_from_events
     assert hinted.published == listed.published == (3 if change == "add" else 1)
     assert tree(sites[0]) == tree(sites[1])
+
+
+def test_a_log_dir_named_relatively_takes_events_named_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _logs(tmp_path, "keep001")
+    monkeypatch.chdir(tmp_path)
+    build(BuildOptions(Path("logs"), Path("site")))
+    write(tmp_path / "logs" / "new0003.eventlog", job_lines("new0003"))
+    want = [["keep001.eventlog", "new0003.eventlog"]]
+    for named in (str(tmp_path / "logs" / "new0003.eventlog"), "logs/new0003.eventlog"):
+        assert _hinted(Path("logs"), Path("site"), {named}) == want

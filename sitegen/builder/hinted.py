@@ -1,13 +1,13 @@
 """The log dirs' listings from a watcher's file events: the last build's, with what changed.
 
 ``sitegen build --watch`` hears of every name that came or went in a log dir; listing a dir of
-100,000 logs again to learn it costs a ``readdir`` of all of them. Given those events
-(``Hint``), a build takes the names the state holds, puts in the names added and takes out
-those deleted. It does so only where the state's names are the listing's: local dirs whose
-names are trusted (``LogSource.trust_names``), watched by inotify or polling; a prefix in object
-storage is listed (its listing carries the sizes and ETags the build compares). Any event it
-cannot place (a log dir itself replaced, a file deeper down) means a listing, as does the
-watcher when it may have missed events (a failed publish, a dir come back, every
+100,000 logs again to learn it costs a ``readdir`` of all of them. Given the paths the events
+named, a build takes the names the state holds, puts in those there now and takes out those
+gone. It does so only where the state's names are the listing's: local dirs whose names are
+trusted (``LogSource.trust_names``), watched by inotify or polling; a prefix in object storage
+is listed (its listing carries the sizes and ETags the build compares). Any path it cannot
+place (a log dir itself, a file deeper down or outside every log dir) means a listing, as does
+the watcher when it may have missed events (a failed publish, a dir come back, every
 ``RELIST_SECONDS``).
 """
 
@@ -49,9 +49,9 @@ def hinted_listings(
         parent, name = os.path.split(os.path.normpath(path))
         at = where.get(parent)
         if at is None:
-            if any(path.startswith(f"{d}{os.sep}") for d in where):
-                return None  # deeper down a log dir: not a name of its listing
-            continue  # a notes dir, the templates: no log dir's listing
+            # Deeper down a log dir, or elsewhere (a notes dir, the templates; or a path
+            # named another way than the dir was): list, rather than miss a log.
+            return None
         changes.append((at, name, os.path.lexists(path)))
     labels = key_prefixes(log_dirs)
     names: list[set[str]] = [set() for _ in log_dirs]
