@@ -616,15 +616,40 @@ def storage_and_dask(work: Path, jobs: int) -> None:
         new = next((out / "extra").glob("*.eventlog"))
         fs.put_file(str(new), f"bench/logs/zz-{new.name}")
         t_s3_incr, _, incr_line = run_build(
-            "s3://bench/logs/", "s3://bench/site/", "--workers", "2"
+            "s3://bench/logs/", "s3://bench/site/", "--workers", "2", "--format", "json"
         )
+        incr = json.loads(incr_line[incr_line.index("{") :])
+        copy = next((out / "cache/sitegen/sites").glob("*/site"))
+        copy_bytes = sum(p.stat().st_size for p in copy.rglob("*") if p.is_file())
+        # The same to another prefix, mapped on a Dask LocalCluster (its workers reach the
+        # local copy and put the new jobs in the bucket themselves).
+        with LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster:
+            dask = ("--dask-scheduler", cluster.scheduler_address, "--format", "json")
+            t_dask_s3, _, line = run_build("s3://bench/logs/", "s3://bench/dask-site/", *dask)
+            first = json.loads(line[line.index("{") :])
+            write_corpus(out / "extra2", jobs=1, stages=2, tasks_per_stage=10, seed=98)
+            other = next((out / "extra2").glob("*.eventlog"))
+            fs.put_file(str(other), f"bench/logs/zz2-{other.name}")
+            t_dask_incr, _, line = run_build("s3://bench/logs/", "s3://bench/dask-site/", *dask)
+            second = json.loads(line[line.index("{") :])
     finally:
         server.stop()
     print(
         f"10 object storage, {jobs:,} small jobs (moto's S3 server on loopback, in this "
         f"process): disk to disk {t_disk:.2f} s; s3 to s3 {t_s3:.2f} s "
-        f"({t_s3 / t_disk:.2f}x) [{s3_line}]; one new log s3 to s3 {t_s3_incr:.2f} s "
-        f"[{incr_line}]"
+        f"({t_s3 / t_disk:.2f}x) [{s3_line}]; one new log s3 to s3 {t_s3_incr:.2f} s, "
+        f"{incr['objects_uploaded']} objects uploaded, {incr['objects_hashed_bytes'] / 1e3:.0f} kB "
+        f"of the local copy's {copy_bytes / 1e6:.1f} MB read and hashed (phases "
+        f"{incr['phases']})"
+    )
+    print(
+        f"10 Dask (LocalCluster of 2) s3 to s3: {t_dask_s3:.2f} s, the workers put up "
+        f"{first['objects_uploaded_by_workers']} objects (the jobs), the command "
+        f"{first['objects_uploaded']} (listings and site-wide files); one new log "
+        f"{t_dask_incr:.2f} s: workers {second['objects_uploaded_by_workers']}, command "
+        f"{second['objects_uploaded']}"
     )
     site_bytes = sum(p.stat().st_size for p in (out / "disk").rglob("*") if p.is_file())
     with LocalCluster(

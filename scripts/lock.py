@@ -44,9 +44,9 @@ COMPILE_COMMAND = "python scripts/lock.py compile"
 # pinned release, so pip takes whichever wheel fits the machine.
 UV_ARGS = ["--universal", "--python-version", "3.11", "--generate-hashes"]
 # The extras a user installs by themselves (the test extra brings them all together).
-USER_EXTRAS = ("s3", "dask", "s3,dask")
+USER_EXTRAS = ("s3", "dask", "sql", "s3,dask")
 # The packages whose releases broke a resolve before (issue 36): named in every report.
-KEY_PACKAGES = ("s3fs", "aiobotocore", "botocore", "boto3", "moto", "distributed")
+KEY_PACKAGES = ("s3fs", "aiobotocore", "botocore", "boto3", "moto", "distributed", "pyarrow")
 # A fresh resolve of the test extra can take pip 23.2 minutes of backtracking; past this it is
 # reported as not resolved.
 DRIFT_TIMEOUT_S = 600

@@ -172,6 +172,21 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             help="Publish each job's original event log, gzip-compressed, on its page.",
         ),
         click.option(
+            "--data/--no-data",
+            default=None,
+            help="Publish every job, stage, task attempt, finding and executor as SQL tables "
+            "(Parquet in data/) for the query page, sql/. [default: when pyarrow is installed, "
+            "pip install 'sitegen[sql]']",
+        ),
+        click.option(
+            "--sql-engine",
+            type=_DIR,
+            default=None,
+            metavar="DIR",
+            help="Copy the query page's engine from DIR (`npm ci && npm run engine` makes "
+            "sql-engine/) into the site, so the page needs no network. [default: from a CDN]",
+        ),
+        click.option(
             "--pages",
             "pages_dir",
             type=_DIR,

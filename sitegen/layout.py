@@ -39,6 +39,8 @@ CONTENT_TYPES = {
     "ico": "image/x-icon",
     "gz": "application/gzip",
     "zst": "application/zstd",
+    # The query page's engine: a browser compiles wasm as it streams in only with this type.
+    "wasm": "application/wasm",
 }
 INDEX_JSON = "index.json"
 INDEX_HTML = "index.html"

@@ -15,7 +15,7 @@ from sitegen.errors import UsageError
 from sitegen.eventlog.discover import LogDirs, as_log_dirs
 
 # Options given as paths or sizes in text, as on the command line.
-_PATHS = ("archive", "pages_dir", "templates_dir")
+_PATHS = ("archive", "pages_dir", "templates_dir", "sql_engine")
 
 
 def build(

@@ -22,6 +22,7 @@ from sitegen.builder.pipeline import build
 from tests.conftest import require_module
 from tests.logs import job_lines, write
 from tests.sitetree import tree
+from tests.test_object_storage import s3  # noqa: F401 (the moto server fixture, by name)
 
 pytestmark = pytest.mark.slow
 
@@ -119,9 +120,13 @@ def test_without_the_option_nothing_of_dask_is_imported(example_logs: Path, tmp_
     assert out.strip() == "[]"
 
 
-def _start(args: list[str]) -> subprocess.Popen[str]:
+def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        args,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -139,10 +144,17 @@ class Separate:
     scheduler_file: Path
     procs: list[subprocess.Popen[str]]
 
-    def add_worker(self, *wrapper: str) -> None:
+    def add_worker(self, *wrapper: str, poison: str | None = None) -> None:
+        """Start a worker; with ``poison``, one that a nanny restarts and that dies on that log."""
         args = [sys.executable, "-m", "distributed.cli.dask_worker", "--nthreads", "1"]
-        args += ["--no-dashboard", "--no-nanny", "--scheduler-file", str(self.scheduler_file)]
-        self.procs.append(_start([*wrapper, *args]))
+        args += ["--no-dashboard", "--scheduler-file", str(self.scheduler_file)]
+        env = None
+        if poison is None:
+            args.append("--no-nanny")
+        else:
+            args += ["--preload", str(Path(__file__).parent / "dask_poison.py")]
+            env = {"SITEGEN_TEST_POISON": poison, "PYTHONPATH": str(Path(__file__).parent.parent)}
+        self.procs.append(_start([*wrapper, *args], env))
 
 
 @pytest.fixture()
@@ -263,3 +275,88 @@ def test_a_dask_worker_killed_mid_map_leaves_nothing_behind(cluster: Local, tmp_
     builder.join(300)
     assert done and done[0].published == 240
     assert tree(remote) == tree(local)
+
+
+def test_a_log_that_kills_every_worker_that_maps_it_is_a_problem_row_of_its_own(
+    separate_cluster: Separate, example_logs: Path, tmp_path: Path
+) -> None:
+    """Its chunk is run again until the scheduler gives up; then each log of it runs alone."""
+    address = separate_cluster.address
+    for _ in range(2):
+        separate_cluster.add_worker(poison="Ca05RFR.eventlog")
+    _wait_for_workers(address, 2)
+    site = tmp_path / "dask"
+    report = build(BuildOptions(log_dirs=example_logs, output=site, dask_scheduler=address))
+    (problem,) = [p for p in report.problems if p.file == "Ca05RFR.eventlog"]
+    assert problem.message == (
+        "the process reading this log was killed on every Dask worker that ran it"
+    )
+    # Every other job of its chunk is published, and nothing of the poisoned one is left.
+    assert report.published == 24
+    assert not (site / "jobs" / "Ca05RFR").exists()
+    assert not (site / "api" / "job" / "Ca05RFR").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.usefixtures("s3")
+def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_path: Path) -> None:
+    """A Dask build to s3://: the workers upload the new jobs, the command the rest."""
+    from sitegen.publish import objectstore
+    from tests.test_object_storage import bucket, expected_objects, fs, run_cli, site_keys
+
+    b = bucket("")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    # Runs of one name: each page gets its run context after the map, and goes up again
+    # from the worker that splices it.
+    for n in range(6):
+        lines = job_lines(f"job{n}", name="etl", start_ms=1_767_000_000_000 + n * 60_000)
+        write(logs / f"job{n}.eventlog", lines)
+    cache, local = tmp_path / "cache", tmp_path / "local"
+    # Started after the S3 server: its workers reach it as this process does (the env vars).
+    clusters = _local_cluster()
+    running = next(clusters)
+    args = ["build", "--event-log-dir", str(logs), "--output", f"s3://{b}/site/"]
+    args += ["--dask-scheduler", running.address, "--format", "json"]
+    try:
+
+        def publish() -> dict[str, Any]:
+            code, out = run_cli(args, cache)
+            assert code == 0, out
+            summary: dict[str, Any] = json.loads(out)
+            return summary
+
+        first = publish()
+        build(BuildOptions(log_dirs=logs, output=local, workers=2))
+        expected = expected_objects(local)
+        job_objects = {k for k in expected if k.startswith(objectstore.JOB_PREFIXES)}
+        assert len(job_objects) > 6 * 4
+        # Every job from the workers, every listing and site-wide file from the command.
+        assert first["objects_uploaded_by_workers"] == len(job_objects)
+        assert all(fs().cat_file(f"{b}/site/{k}") == expected[k] for k in job_objects)
+        assert first["objects_uploaded"] == len(expected) - len(job_objects)
+        assert site_keys(b) == set(expected)
+        assert {k: fs().cat_file(f"{b}/site/{k}") for k in expected} == expected
+        assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
+
+        write(logs / "job9.eventlog", job_lines("job9", name="etl", start_ms=1_767_000_900_000))
+        second = publish()
+        build(BuildOptions(log_dirs=logs, output=local, workers=2))
+        expected = expected_objects(local)
+        new = {k for k in expected if "job9" in k}
+        assert second["objects_uploaded_by_workers"] == len(new)
+        # The command put up the listings, the site-wide files, and the one published job a new
+        # run changes (its predecessor's page, "next run": through the sync, never half new).
+        assert 0 < second["objects_uploaded"] < 40
+        assert site_keys(b) == set(expected)
+        assert fs().cat_file(f"{b}/site/api/jobs") == expected["api/jobs"]
+
+        # A build that died after its workers uploaded left its mark and a job no listing
+        # names: the next publish deletes it.
+        fs().pipe_file(f"{b}/site/jobs/ghost/index.html", b"<p>half a job</p>")
+        fs().pipe_file(f"{b}/site.sitegen-state/{objectstore.DIRECT}", b"")
+        publish()
+        assert site_keys(b) == set(expected)
+        assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
+    finally:
+        clusters.close()

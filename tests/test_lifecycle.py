@@ -300,6 +300,10 @@ def test_a_running_log_holding_its_jobend_is_published(tmp_path: Path) -> None:
     now = tree(site)
     page = f"jobs/{DONE}/index.html"
     assert now.pop(page) == before.pop(page).replace(b".eventlog.running<", b".eventlog<")
+    # The jobs table names the log file too (and the manifest gives that file's size).
+    for name in ("data/jobs/00000.parquet", "data/manifest.json"):
+        assert now.pop(name) != before.pop(name)
+    assert _log_files(site) == [f"{DONE}.eventlog"]
     assert now == before
     assert state_rows(site, "SELECT key FROM renamed") == [(f"{DONE}.eventlog",)]
 
@@ -327,12 +331,13 @@ def test_a_late_task_end_after_jobend_is_not_read(tmp_path: Path) -> None:
 
 
 def _served(site: Path) -> dict[str, bytes]:
-    """Return what a job's log makes of the site but its raw copy and the size shown of it."""
-    return {
-        path: data
-        for path, data in tree(site).items()
-        if not path.endswith(("eventlog.gz", f"{DONE}/index.html"))
-    }
+    """Return what a job's log makes of the site but its raw copy and the size shown of it.
+
+    The size is shown on the job page and in the jobs table (``log_bytes``, and so the
+    manifest's size of that file); every other table is compared.
+    """
+    shown = ("eventlog.gz", f"{DONE}/index.html", "data/jobs/00000.parquet", "manifest.json")
+    return {path: data for path, data in tree(site).items() if not path.endswith(shown)}
 
 
 def _null_tasks(line: bytes) -> bytes:
@@ -392,3 +397,10 @@ def test_records_of_upstream_shape_read_whole(tmp_path: Path) -> None:
     assert json.loads(lines[0])["ev"] == "JobStart"
     assert {json.loads(line)["ev"] for line in lines[1:-1]} == {"TaskEnd"}
     assert json.loads(lines[-1])["ev"] == "JobEnd"
+
+
+def _log_files(site: Path) -> list[str]:
+    """Return the log_file column of the jobs table."""
+    import pyarrow.parquet as pq
+
+    return list(pq.read_table(site / "data/jobs/00000.parquet").column("log_file").to_pylist())

@@ -11,6 +11,7 @@ import json
 import logging
 import multiprocessing
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -98,7 +99,8 @@ def bucket(s3: str) -> str:
     """Make a new bucket and return its name."""
     import fsspec
 
-    name = f"b{os.getpid()}-{next(_buckets)}"
+    # Random: test_dask imports this module under another name, with a counter of its own.
+    name = f"b{os.getpid()}-{next(_buckets)}-{secrets.token_hex(3)}"
     fsspec.filesystem("s3").mkdir(name)
     public_read(name)
     return name

@@ -18,6 +18,7 @@ import secrets
 import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -29,10 +30,12 @@ from sitegen.builder.mapstep import (
     failed_outcome,
     first_attempt,
     forget_claim,
+    job_roots,
     killed_outcome,
     part_dir,
     process_log,
     root_parents,
+    task_of,
 )
 from sitegen.builder.state.records import LogOutcome
 from sitegen.errors import UsageError
@@ -42,6 +45,7 @@ from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
     from sitegen.diagnose.recurring import RunContext
+    from sitegen.publish.objectstore import Uploader
     from sitegen.render.pages import PageRenderer
 
 # Tasks in flight per worker thread: enough to keep each busy while results come back.
@@ -85,7 +89,7 @@ def map_remote(log: LogFile, pages: PageRenderer, context: RunContext | None) ->
 
 def _tasks(chunk: list[Item], staging: Path, pages: PageRenderer) -> list[Task]:
     """Return the map step's arguments of each log of a chunk, as a local worker gets them."""
-    return [(log, staging, part_dir(staging, n), pages, ctx) for n, log, ctx in chunk]
+    return [task_of(n, log, staging, pages, ctx) for n, log, ctx in chunk]
 
 
 class Opaque(Generic[T]):
@@ -109,8 +113,16 @@ class Opaque(Generic[T]):
         self.value = value
 
 
-def map_chunk(opaque: Opaque[list[Item]], pages: PageRenderer, staging: str | None) -> list[Mapped]:
-    """Map a chunk of logs in a worker, in order: into ``staging`` if given, else as bytes."""
+def map_chunk(
+    opaque: Opaque[list[Item]],
+    pages: PageRenderer,
+    staging: str | None,
+    uploader: Uploader | None = None,
+) -> list[Mapped]:
+    """Map a chunk of logs in a worker, in order: into ``staging`` if given, else as bytes.
+
+    With ``uploader`` (a bucket target), a new job's objects go straight to their keys too.
+    """
     chunk = opaque.value
     if staging is None:
         return [map_remote(log, pages, context) for _, log, context in chunk]
@@ -120,7 +132,15 @@ def map_chunk(opaque: Opaque[list[Item]], pages: PageRenderer, staging: str | No
         # The scheduler runs a chunk again when its worker died: undo what that one claimed.
         for task in tasks:
             forget_claim(task)
-    return [(outcome, None, parted) for outcome, parted in map(_process_star, tasks)]
+    mapped: list[Mapped] = []
+    for task in tasks:
+        outcome, parted = _process_star(task)
+        # A job in its part dir shares its id with another log's: the reduce settles which
+        # is published, so it goes up through the sync.
+        if uploader is not None and outcome.roots and not parted and uploader.is_new(outcome.roots):
+            outcome.uploaded = uploader.upload(root, outcome.roots)
+        mapped.append((outcome, None, parted))
+    return mapped
 
 
 def _process_star(task: Task) -> tuple[LogOutcome, bool]:
@@ -197,6 +217,39 @@ class DaskMapper:
         self.direct: str | None = None
         self.shared: Any = None
         self.here = LocalMapper(workers)
+        # A bucket target's uploader (upload_to), and the job dirs dead workers may have left.
+        self.uploader: Uploader | None = None
+        self.shared_uploader: Any = None  # the last map's, as the workers hold it
+        self._suspects: set[str] = set()
+
+    def upload_to(self, uploader: Uploader) -> bool:
+        """Let workers that reach the output put new jobs straight in the bucket."""
+        self.uploader = uploader
+        return True
+
+    @property
+    def suspects(self) -> set[str]:
+        """Return the job directories of logs whose chunk killed its workers."""
+        return self._suspects
+
+    def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
+        """Upload again, from the workers, files of jobs they put up (spliced pages)."""
+        uploader = self.shared_uploader
+        if uploader is None or self.direct is None or not files:
+            return {}
+        dask = client(self.address)
+
+        def chunk_of(numbers: list[int]) -> Any:
+            chunk = Opaque([files[n] for n in numbers])
+            return dask.submit(_upload_chunk, uploader, chunk, pure=False)
+
+        sent: dict[str, str] = {}
+        for _, task in _windowed(dask, list(range(len(files))), chunk_of):
+            try:
+                sent.update(task.result())
+            finally:
+                task.release()
+        return sent
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -217,22 +270,39 @@ class DaskMapper:
         dask = client(self.address)
         direct = self.direct = str(staging) if shares_output(dask, staging) else None
         contexts = contexts or {}
-        # The renderer is sent once to every worker, not with each task.
-        [shared] = dask.scatter([pages], broadcast=True, hash=False)
-        self.shared = shared
+        # The renderer goes to the workers once, not with each task: as the result of a task,
+        # not scattered, so that when the workers holding it die (a log that kills every
+        # worker mapping it) the scheduler makes it again; scattered data is lost for good
+        # and every task needing it was cancelled.
+        shared = self.shared = dask.submit(_unwrap, Opaque(pages), pure=False)
+        # Workers that reach the output put new jobs in the bucket themselves; else the sync.
+        uploader = self.shared_uploader = None
+        if self.uploader is not None and direct is not None:
+            uploader = self.shared_uploader = dask.submit(
+                _unwrap, Opaque(self.uploader), pure=False
+            )
+        chunks = _Chunks(dask, logs, contexts, staging, pages, shared, direct, uploader)
+        try:
+            for numbers, task in _windowed(dask, list(which), chunks.submit, logs.sizes):
+                self._hand_on(chunks.results(task, numbers), numbers, staging, on_result, progress)
+        finally:
+            self._suspects |= chunks.suspects
 
-        def chunk_of(numbers: list[int]) -> Any:
-            chunk = [(n, logs[n], contexts.get(n)) for n in numbers]
-            return dask.submit(map_chunk, Opaque(chunk), shared, direct, pure=False)
-
-        for numbers, task in _windowed(dask, list(which), chunk_of, logs.sizes):
-            results = _results(dask, task, numbers, logs, contexts, shared, direct, staging, pages)
-            for n, (outcome, files, parted) in zip(numbers, results, strict=True):
-                if files is not None:
-                    parted = write_job(staging, n, outcome, files)
-                on_result(n, outcome, parted)
-                if progress:
-                    progress.advance()
+    def _hand_on(
+        self,
+        results: Iterator[Mapped],
+        numbers: list[int],
+        staging: Path,
+        on_result: Callable[[int, LogOutcome, bool], None],
+        progress: Progress | None,
+    ) -> None:
+        """Hand one chunk's outcomes on, writing the jobs workers returned as bytes."""
+        for n, (outcome, files, parted) in zip(numbers, results, strict=True):
+            if files is not None:
+                parted = write_job(staging, n, outcome, files)
+            on_result(n, outcome, parted)
+            if progress:
+                progress.advance()
 
     def each(
         self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
@@ -265,6 +335,19 @@ class DaskMapper:
     def close(self) -> None:
         """Keep the client (a watcher builds again on the same cluster); stop local workers."""
         self.here.close()
+
+
+def _upload_chunk(uploader: Uploader, files: Opaque[list[tuple[str, list[str]]]]) -> dict[str, str]:
+    """Upload files of jobs again (in a worker); return each key's hash."""
+    sent: dict[str, str] = {}
+    for root, rels in files.value:
+        sent.update(uploader.upload_files(Path(root), rels))
+    return sent
+
+
+def _unwrap(opaque: Opaque[T]) -> T:
+    """Return what ``opaque`` holds (a task whose result the workers share)."""
+    return opaque.value
 
 
 def _each_chunk(fn: Callable[[S, T], R], shared: S, items: Opaque[list[T]]) -> list[R]:
@@ -317,52 +400,68 @@ def _windowed(
             task.cancel()
 
 
-def _results(
-    dask: Any,
-    task: Any,
-    numbers: list[int],
-    logs: Sequence[LogFile],
-    contexts: Mapping[int, RunContext],
-    shared: Any,
-    direct: str | None,
-    staging: Path,
-    pages: PageRenderer,
-) -> Iterator[Mapped]:
-    """Return a chunk's results; a chunk that killed its workers again and again, log by log.
+@dataclass
+class _Chunks:
+    """One map on the cluster: what each chunk's task is given, and how its results come back."""
 
-    The scheduler runs a chunk again on another worker when its worker dies; past its limit it
-    gives up (``KilledWorker``). Then each of its logs runs alone, so that only the log that
-    kills its worker becomes a problem row, as with a local pool.
-    """
-    from distributed import KilledWorker
+    dask: Any
+    logs: Sequence[LogFile]
+    contexts: Mapping[int, RunContext]
+    staging: Path
+    pages: PageRenderer
+    # The renderer (and the uploader) as tasks' results the workers share; the staging dir
+    # when the workers write into it, else None (they return bytes).
+    shared: Any
+    direct: str | None
+    uploader: Any
+    # The job directories of logs whose chunk killed its workers: objects a worker may have
+    # put up before it died (the sync deletes those the site does not hold).
+    suspects: set[str] = field(default_factory=set)
 
-    try:
-        results: list[Mapped] = task.result()
-        return iter(results)
-    except KilledWorker:
-        pass
-    finally:
-        task.release()
-    out: list[Mapped] = []
-    for n in numbers:
-        item = [(n, logs[n], contexts.get(n))]
-        [one] = _tasks(item, staging, pages)
-        if direct is not None:
-            forget_claim(one)  # what the chunk's dead attempts claimed of this log
-        alone = dask.submit(map_chunk, Opaque(item), shared, direct, pure=False, retries=0)
+    def submit(self, numbers: list[int], retries: int | None = None) -> Any:
+        """Submit one chunk of logs."""
+        chunk = Opaque([(n, self.logs[n], self.contexts.get(n)) for n in numbers])
+        args = (map_chunk, chunk, self.shared, self.direct, self.uploader)
+        if retries is None:
+            return self.dask.submit(*args, pure=False)
+        return self.dask.submit(*args, pure=False, retries=retries)
+
+    def results(self, task: Any, numbers: list[int]) -> Iterator[Mapped]:
+        """Return a chunk's results; a chunk that killed its workers again and again, by log.
+
+        The scheduler runs a chunk again on another worker when its worker dies; past its limit
+        it gives up (``KilledWorker``). Then each of its logs runs alone, so that only the log
+        that kills its worker becomes a problem row, as with a local pool.
+        """
+        from distributed import KilledWorker
+
         try:
-            out.extend(alone.result())
+            results: list[Mapped] = task.result()
+            return iter(results)
         except KilledWorker:
-            how = "killed on every Dask worker that ran it"
-            if direct is not None:
-                out.append((killed_outcome(one, how)[0], None, False))
-            else:
-                out.append(
-                    (failed_outcome(logs[n], f"the process reading this log was {how}"), [], False)
-                )
+            pass
         finally:
-            alone.release()
-    return iter(out)
+            task.release()
+        out: list[Mapped] = []
+        for n in numbers:
+            [one] = _tasks([(n, self.logs[n], None)], self.staging, self.pages)
+            if self.uploader is not None:
+                self.suspects.update(job_roots(self.pages, self.logs[n].name_id))
+            if self.direct is not None:
+                forget_claim(one)  # what the chunk's dead attempts claimed of this log
+            alone = self.submit([n], retries=0)
+            try:
+                out.extend(alone.result())
+            except KilledWorker:
+                how = "killed on every Dask worker that ran it"
+                if self.direct is not None:
+                    out.append((killed_outcome(one, how)[0], None, False))
+                else:
+                    why = f"the process reading this log was {how}"
+                    out.append((failed_outcome(self.logs[n], why), [], False))
+            finally:
+                alone.release()
+        return iter(out)
 
 
 def write_job(staging: Path, n: int, outcome: LogOutcome, files: list[tuple[str, bytes]]) -> bool:

@@ -68,7 +68,7 @@ def compose(options: BuildOptions) -> Parts:
     if options.publish_url is not None:
         from sitegen.builder.objectsite import BucketTarget
 
-        target = BucketTarget(options.publish_url)
+        target = BucketTarget(options.publish_url, mapper)
     return Parts(mapper, target)
 
 

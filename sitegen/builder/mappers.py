@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
+    from sitegen.publish.objectstore import Uploader
     from sitegen.render.pages import PageRenderer
 
 # What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
@@ -56,6 +57,23 @@ class Mapper(Protocol):
         splicing). Fewer than ``alone_below`` items run in this process when no workers were
         started for the build.
         """
+
+    def upload_to(self, uploader: Uploader) -> bool:
+        """Let the workers put new jobs straight in a bucket; tell whether they may.
+
+        Asked before the map by a bucket target, which then counts on ``suspects`` after it.
+        """
+
+    def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
+        """Upload again files the workers put up and this build changed since (spliced pages).
+
+        ``files``: (staging dir, site paths) pairs. Returns each key's hash (none: no worker
+        uploads).
+        """
+
+    @property
+    def suspects(self) -> set[str]:
+        """Return the job directories a worker may have uploaded to before it died."""
 
     def rest(self) -> None:
         """Stop what holds memory while the reduce runs (a later map starts it again)."""
@@ -105,6 +123,19 @@ class LocalMapper:
         workers = 1 if pool is None and len(items) < alone_below else self.workers
         with pool_map(functools.partial(fn, shared), items, workers, pool) as results:
             yield from results
+
+    def upload_to(self, uploader: Uploader) -> bool:
+        """Say no: this machine's workers write the local copy, which the sync uploads."""
+        return False
+
+    def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
+        """Return nothing: no worker here uploads."""
+        return {}
+
+    @property
+    def suspects(self) -> set[str]:
+        """Return nothing: no worker here uploads."""
+        return set()
 
     def rest(self) -> None:
         """Stop the workers: idle through the reduce, they would count with what it holds."""

@@ -41,6 +41,7 @@ from sitegen.model import (
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, urls
 from sitegen.render.pages import PageRenderer
+from sitegen.render.tables import encode_tables, job_tables
 
 
 class Progress(Protocol):
@@ -371,6 +372,10 @@ def _process_log(
     if pages.raw_logs:
         raw = gzip_chunks(log.path, held)
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)
+    if pages.data:
+        # The SQL tables' rows (data/): the state keeps them, the reduce writes the files.
+        tables = job_tables(read, analysis, log.key, held=held, limits=limits)
+        outcome.tables, outcome.task_rows = encode_tables(tables), tables.rows("tasks")
     held = None  # the pages need only what was read from it
     note = read_note(pages.notes_dirs, job_id, pages.follow_links)
     outcome.note_sha256 = note.sha256 if note else ""
@@ -431,8 +436,14 @@ class _Tasks(Sequence[Task]):
 
     def _task(self, n: int) -> Task:
         """Return the arguments of log ``n``."""
-        log = self.logs[n]
-        return (log, self.staging, part_dir(self.staging, n), self.pages, self.contexts.get(n))
+        return task_of(n, self.logs[n], self.staging, self.pages, self.contexts.get(n))
+
+
+def task_of(
+    n: int, log: LogFile, staging: Path, pages: PageRenderer, context: RunContext | None
+) -> Task:
+    """Return the map step's arguments of the ``n``-th log (``process_log``'s)."""
+    return (log, staging, part_dir(staging, n), pages, context)
 
 
 def map_logs(

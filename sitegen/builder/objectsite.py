@@ -26,6 +26,7 @@ from sitegen.errors import PublishError, SitegenError
 from sitegen.text.storage_url import as_prefix, redact, split_credentials
 
 if TYPE_CHECKING:
+    from sitegen.builder.mappers import Mapper
     from sitegen.publish.objectstore import SyncReport
 
 # Beside the local copy of the site: the generation of the publish it matches.
@@ -46,10 +47,14 @@ def local_copy(url: str, cache_dir: Path | None = None) -> Path:
 
 
 class BucketTarget:
-    """A site published to object storage (the ``PublishTarget`` of an ``s3://`` output)."""
+    """A site published to object storage (the ``PublishTarget`` of an ``s3://`` output).
 
-    def __init__(self, url: str) -> None:
+    Its ``mapper``'s workers may put new jobs in the bucket themselves (``Mapper.upload_to``).
+    """
+
+    def __init__(self, url: str, mapper: Mapper | None = None) -> None:
         self.url = url
+        self.mapper = mapper
 
     def publish(
         self,
@@ -59,7 +64,7 @@ class BucketTarget:
     ) -> BuildReport:
         """Build the local copy with ``build_here``, then sync what changed to the bucket."""
         waiting = None if on_wait is None else (lambda owner: on_wait())
-        return build_to_objects(self.url, options, build_here, waiting)
+        return build_to_objects(self.url, options, build_here, waiting, self.mapper)
 
 
 def build_to_objects(
@@ -67,8 +72,14 @@ def build_to_objects(
     options: BuildOptions,
     local_build: Callable[[BuildOptions], BuildReport],
     on_wait: Callable[[str], None] | None = None,
+    mapper: Mapper | None = None,
 ) -> BuildReport:
-    """Build the site locally with ``local_build``, then publish what changed to the bucket."""
+    """Build the site locally with ``local_build``, then publish what changed to the bucket.
+
+    When ``mapper``'s workers can, they put each new job's objects at their keys as they map
+    it (``objectstore.Uploader``): the sync then uploads the rest (listings, site-wide files,
+    jobs published before), and deletes what the workers put up that the site does not keep.
+    """
     from sitegen.publish import objectstore
 
     started = time.perf_counter()
@@ -94,9 +105,19 @@ def build_to_objects(
             # uploads only what differs from the manifest).
             shutil.rmtree(options.output.parent, ignore_errors=True)
         options.output.parent.mkdir(parents=True, exist_ok=True)
+        # A build that died after its workers put objects up left its mark: every job object
+        # the manifest does not name is looked for (a LIST of the job prefixes) and deleted.
+        suspects = set(objectstore.JOB_PREFIXES) if objectstore.leftover_uploads(state) else set()
+        uploader = objectstore.Uploader(
+            url, dict(options.storage_options), objectstore.published_roots(before)
+        )
+        if mapper is not None and mapper.upload_to(uploader):
+            uploader.begin(state)
         report = local_build(dataclasses.replace(options, clean=options.clean or fresh))
         lock.refresh()
-        if report.up_to_date and not fresh:
+        if report.up_to_date and not fresh and not suspects:
+            with contextlib.suppress(FileNotFoundError):  # no worker ran: none was put up
+                state.delete([objectstore.DIRECT])
             synced = objectstore.SyncReport()  # nothing changed: nothing to compare
             return _published(report, url, synced, started)
         mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
@@ -104,8 +125,15 @@ def build_to_objects(
             # The local copy is the bucket's last publish: what the build changed is all
             # that can differ (a full build changed everything: compare the whole site).
             changed = None if fresh else report.changed
+            suspects |= mapper.suspects if mapper is not None else set()
             after, synced = objectstore.sync(
-                options.output, store, state, None if options.clean else before, changed
+                options.output,
+                store,
+                state,
+                None if options.clean else before,
+                changed,
+                report.worker_uploads,
+                sorted(suspects),
             )
         except OSError as exc:
             raise PublishError(

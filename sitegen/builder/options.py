@@ -13,7 +13,7 @@ from sitegen.eventlog.discover import as_log_dirs
 from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
 from sitegen.eventlog.sources import LogSource
 from sitegen.layout import DEFAULT_TITLE
-from sitegen.render import urls
+from sitegen.render import sqlpage, urls
 
 if TYPE_CHECKING:
     pass
@@ -71,6 +71,12 @@ class BuildOptions:
     state_url: str | None = None
     # Send each log's map step to this Dask scheduler (``tcp://host:8786``); None: here.
     dask_scheduler: str | None = None
+    # Publish the SQL tables (data/: Parquet files and their manifest) the query page reads.
+    # None: when pyarrow can be imported (pip install 'sitegen[sql]'); settled to a bool here.
+    data: bool | None = None
+    # The query page's engine (what ``npm run engine`` makes in sql-engine/), copied into the
+    # site (sql/engine/) so the page needs no network; None: the page loads it from a CDN.
+    sql_engine: Path | None = None
 
     def __post_init__(self) -> None:
         """Normalise the log dirs to a tuple of paths (one path is accepted); check options."""
@@ -89,6 +95,13 @@ class BuildOptions:
                 object.__setattr__(self, "base_url", urls.base_url(self.base_url))
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
+        # Settled once: the build's fingerprint then says whether the tables were published.
+        if self.data is None:
+            object.__setattr__(self, "data", sqlpage.pyarrow_installed())
+        elif self.data and not sqlpage.pyarrow_installed():
+            raise UsageError("--data: the SQL tables need pyarrow: pip install 'sitegen[sql]'")
+        if self.sql_engine is not None:
+            sqlpage.check_engine(self.sql_engine)
 
 
 # Options that change how a build runs, or which jobs are listed, but not a byte of

@@ -240,6 +240,8 @@ def _renderer(run: BuildRun) -> PageRenderer:
         cache_key=run.fingerprint,
         follow_links=options.follow_links,
         limits=log_limits(options, run.stamp, run.renaming),
+        sql_engine=options.sql_engine,
+        data=bool(options.data),
     )
     pages.warm()
     return pages

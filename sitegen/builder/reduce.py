@@ -8,8 +8,10 @@ what it is made from changed since the state last recorded it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
+from sitegen.builder.datafiles import write_data
 from sitegen.builder.run_contexts import regressed, stored_records
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
@@ -41,6 +43,13 @@ from sitegen.render.listing import (
 from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
 
 
+class DataChange(NamedTuple):
+    """What a build changed of the SQL tables: the logs it mapped, removed or (un)published."""
+
+    # Their keys; None: every log (a full build).
+    keys: Iterable[str] | None
+
+
 def reduce(
     state: State,
     writer: SiteWriter,
@@ -49,21 +58,24 @@ def reduce(
     problems: list[Problem],
     stamp: float,
     moments: set[int],
+    data: DataChange | None = None,
 ) -> set[str]:
     """Write the site-wide files that changed; return every site-wide file the site holds.
 
     ``moments`` holds the start times of the jobs that came, went or changed, or whose
     regressions did. The pages of the names whose runs changed are written already
-    (run_contexts).
+    (run_contexts). ``data``: what changed of the SQL tables (None: the site has none).
     """
     records = stored_records(state)
     extra = regressed(records)
+    held = set() if data is None else write_data(state, writer, data.keys, extra)
     # What each listing and trend page was made of last time (read once), and now.
     before = state.list_pages()
     signatures: dict[str, str] = {}
     by_status, tasks, failed = state.totals()
     published = sum(by_status.values())
-    held, older = _listing(state, writer, pages, extra, published, moments, before, signatures)
+    listed, older = _listing(state, writer, pages, extra, published, moments, before, signatures)
+    held |= listed
     newest = list(state.newest(PAGE_CAPACITY))
     # A job that ended unrecorded is listed beside the running ones, but is not running.
     still = sum(1 for r in running if r.ended is None)
@@ -73,7 +85,7 @@ def reduce(
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write_chunks(rel, chunks)
     pages.executors_page(writer, _executors(state))
-    pages.site_pages(writer, running, problems)
+    held |= pages.site_pages(writer, running, problems, state.site_files())
     held |= _trends(state, writer, pages, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
         writer.write(name, text.encode())

@@ -44,6 +44,8 @@ class BuildReport:
     deleted: int = 0
     # The bytes of the local copy read to hash them for that sync.
     hashed_bytes: int = 0
+    # The objects Dask workers put straight at their keys (key: SHA-256; new jobs only).
+    worker_uploads: dict[str, str] = field(default_factory=dict)
     # The site paths an in-place update changed (job dirs, listing files, removed paths);
     # None after a full build. A bucket target uploads and deletes exactly what lies there.
     changed: list[str] | None = None

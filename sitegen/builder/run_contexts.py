@@ -131,6 +131,11 @@ POOL_PAGES = 200
 PatchTask = tuple[str, list[str], bytes, RunContext | None]
 
 
+def spliced_files(job_id: str) -> list[str]:
+    """Return the files of a job ``patch_page`` may change: its page and its findings.json."""
+    return [str(urls.job_page(job_id)), str(urls.findings_file(job_id))]
+
+
 def patch_page(pages: PageRenderer, task: PatchTask) -> int | None:
     """Splice the run context into a written job page and rewrite its findings.json.
 

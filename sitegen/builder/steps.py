@@ -19,7 +19,7 @@ from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
-from sitegen.builder.reduce import reduce
+from sitegen.builder.reduce import DataChange, reduce
 from sitegen.builder.report import BuildReport
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.records import Chosen, LogOutcome
@@ -68,6 +68,10 @@ class BuildSteps(ABC):
         self.writer = SiteWriter(self.staging, fresh=True)
         # Mapped logs not yet put into the state (put a chunk at a time).
         self.puts: list[Put] = []
+        # The objects workers put in the bucket (publish.objectstore.Uploader), key: hash,
+        # and the logs whose jobs they put there.
+        self.uploaded: dict[str, str] = {}
+        self.uploaded_logs: set[int] = set()
 
     @abstractmethod
     def on_site(self, n: int) -> bool:
@@ -92,6 +96,9 @@ class BuildSteps(ABC):
             parted,
         )
         known = self.known_before(n)
+        if outcome.uploaded:
+            self.uploaded.update(outcome.uploaded)
+            self.uploaded_logs.add(n)
         self.puts.append(Put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known))
         if len(self.puts) >= PUT_CHUNK:
             self.flush()
@@ -154,6 +161,10 @@ class BuildSteps(ABC):
         """Return the job names and the start times of the jobs whose listing may change."""
 
     @abstractmethod
+    def data_changed(self) -> set[str] | None:
+        """Return the keys whose SQL tables' rows may have changed (None: every log's)."""
+
+    @abstractmethod
     def site_files_before(self) -> set[str]:
         """Return the site-wide files the published site held before this build."""
 
@@ -210,6 +221,13 @@ class BuildSteps(ABC):
         )
         run_contexts.discard_renders(self.pages, self.staging, unpatched, self.fresh)
         self.again.update((n, pending[n]) for n in unpatched)
+        # A job the workers put in the bucket has its page changed now: they put it up again.
+        spliced = []
+        for n in sorted(pending.keys() & self.uploaded_logs - unpatched):
+            job_id = self.fresh[n].job_id
+            if job_id is not None:
+                spliced.append((str(self.staging), run_contexts.spliced_files(job_id)))
+        self.uploaded.update(run.mapper.upload_again(spliced))
         pending.clear()
 
     def render_again(self) -> None:
@@ -274,6 +292,10 @@ class FullBuild(BuildSteps):
         """Return every published name (no start times: every listing is written)."""
         return self.state.published_names(), set()
 
+    def data_changed(self) -> None:
+        """Return None: every log's rows are new."""
+        return None
+
     def site_files_before(self) -> set[str]:
         """Return nothing: the site is swapped in whole."""
         return set()
@@ -333,6 +355,10 @@ class UpdateBuild(BuildSteps):
         names.discard("")
         moments = {p.start_time for p in picks} | {k.start_time for k in known}
         return names, moments
+
+    def data_changed(self) -> set[str]:
+        """Return the keys of the logs mapped (rendered again too), removed, or (un)published."""
+        return self.changed()
 
     def site_files_before(self) -> set[str]:
         """Return the site-wide files the published site holds, as its state records them."""
@@ -409,8 +435,12 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
         phases.done("run_contexts")
         before = PublishedBefore(steps, changed)
         report = make_report(run, state, chose, rebuilt=len(steps.fresh))
+        report.worker_uploads = steps.uploaded
+        # The SQL tables change with the logs mapped (those rendered again too), removed,
+        # published or left out anew: known only now.
+        data = DataChange(steps.data_changed()) if pages.data else None
         site_files = reduce(
-            state, steps.writer, pages, report.running, report.problems, run.stamp, moments
+            state, steps.writer, pages, report.running, report.problems, run.stamp, moments, data
         )
         phases.done("reduce")
         steps.publish(report, site_files, before)

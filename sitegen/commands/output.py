@@ -145,6 +145,8 @@ def _objects(report: BuildReport) -> dict[str, int]:
         "objects_uploaded_bytes": report.uploaded_bytes,
         "objects_deleted": report.deleted,
         "objects_hashed_bytes": report.hashed_bytes,
+        # Of a Dask build whose workers put new jobs in the bucket themselves.
+        "objects_uploaded_by_workers": len(report.worker_uploads),
     }
 
 

@@ -36,6 +36,9 @@ from sitegen.text.storage_url import as_prefix, redact
 
 MANIFEST = "objects.json"
 LOCK = "lock"
+# Under the state URL while workers may upload jobs straight to their keys (``Uploader``):
+# a publish that finds it left by a build that died deletes the job objects no manifest names.
+DIRECT = "direct-uploads"
 # A lock not refreshed for this long belongs to a build that died: it is taken over.
 LOCK_EXPIRY = 3600.0
 LOCK_POLL = 2.0
@@ -137,6 +140,14 @@ class Store:
         """Delete objects (in batches where the store has a bulk delete)."""
         if keys:
             self.fs.rm([self.path(k) for k in keys])
+
+    def keys_below(self, prefix: str) -> list[str]:
+        """Return every key that starts with ``prefix`` (a LIST of that prefix)."""
+        try:
+            found = self.fs.find(f"{self.root}/{prefix}", maxdepth=None, withdirs=False)
+        except FileNotFoundError:
+            return []
+        return [str(path)[len(self.root) + 1 :] for path in found]
 
     def any_key(self, ignore: str = "") -> str | None:
         """Return some key below the prefix (not starting with ``ignore``), or None."""
@@ -252,6 +263,8 @@ def sync(
     state: Store,
     before: Manifest | None,
     changed_paths: list[str] | None = None,
+    uploaded: Mapping[str, str] | None = None,
+    suspects: Iterable[str] = (),
 ) -> tuple[Manifest, SyncReport]:
     """Upload what changed of ``site`` to ``store`` in the safe order; delete what went.
 
@@ -259,9 +272,13 @@ def sync(
     manifest, already saved under ``state``. ``changed_paths``: the site paths the build
     changed since that publish (``BuildReport.changed``), when ``site`` is the very copy it
     came from: only the objects there are read, hashed and compared; else the whole site is.
+    ``uploaded``: the objects workers put at their keys during this build (key: hash), not
+    uploaded again; those of jobs the site does not keep are deleted, as is any object below
+    ``suspects`` (prefixes a worker may have written to before it died) the site does not hold.
     """
     report = SyncReport()
-    old = before.objects if before is not None else {}
+    uploaded = uploaded or {}
+    old = {**(before.objects if before is not None else {}), **uploaded}
     if before is None or changed_paths is None:
         files = site_objects(site)
         hashes = dict(_hashes(files, report))
@@ -272,6 +289,11 @@ def sync(
         hashes = dict(_hashes(files, report))
         gone = sorted(k for k in old if k not in hashes and _in_scope(k, scope))
         kept = {**{k: h for k, h in old.items() if k not in gone}, **hashes}
+    # Objects workers put up for a job the site does not keep, or left below a suspect prefix.
+    stray = {k for k in uploaded if k not in hashes}
+    stray |= {k for prefix in suspects for k in store.keys_below(prefix) if k not in kept}
+    gone = sorted(set(gone) | stray)
+    kept = {k: h for k, h in kept.items() if k not in stray}
     changed = sorted((k for k, h in hashes.items() if old.get(k) != h), key=lambda k: (tier(k), k))
     report.objects = len(kept)
     # Before any upload: the keys to come are known to the state (hash unknown), so a killed
@@ -298,7 +320,88 @@ def sync(
         report.deleted += len(batch)
     after = Manifest(kept, secrets.token_hex(8))
     after.save(state)
+    with contextlib.suppress(FileNotFoundError):  # every object workers put up is in the
+        state.delete([DIRECT])  # manifest now, or gone
     return after, report
+
+
+def job_root(key: str) -> str | None:
+    """Return the job directory an object key is below (``api/job/<id>``, ``jobs/<id>``)."""
+    for prefix in JOB_PREFIXES:
+        if key.startswith(prefix):
+            return prefix + key[len(prefix) :].partition("/")[0]
+    return None
+
+
+@dataclass(frozen=True)
+class Uploader:
+    """Put a new job's objects straight at their keys, from the worker that wrote the job.
+
+    A job none of whose directories a publish holds yet (``published``: the manifest's) is not
+    listed anywhere until the listings go up after it, so no reader can see it half there; a
+    job already published goes through the local copy and the sync, as every object does.
+    Before any worker uploads, ``begin`` leaves a mark under the state URL: a build that dies
+    leaves it, and the next publish deletes the job objects no manifest names.
+    """
+
+    url: str
+    options: Mapping[str, Any]
+    published: frozenset[str]
+
+    def begin(self, state: Store) -> None:
+        """Mark the state: workers may put objects up that no manifest names yet."""
+        state.put(DIRECT, b"workers upload new jobs straight to their keys\n")
+
+    def is_new(self, roots: Iterable[str]) -> bool:
+        """Tell whether no publish holds any of a job's directories."""
+        return not any(root in self.published for root in roots)
+
+    def upload(self, site: Path, roots: Iterable[str]) -> dict[str, str]:
+        """Upload a job's objects from ``site`` (a worker's staging dir); return key: hash."""
+        return self._put(sorted(kv for root in roots for kv in site_objects(site, root).items()))
+
+    def upload_files(self, site: Path, rels: Iterable[str]) -> dict[str, str]:
+        """Upload some of a job's files again (its page once its run context went in)."""
+        return self._put(
+            [(key, site / rel) for rel in rels if (key := object_key(rel)) is not None]
+        )
+
+    def _put(self, objects: Iterable[tuple[str, Path]]) -> dict[str, str]:
+        """Upload files as objects, with their headers; return each key's hash."""
+        store = _store(self.url, self.options)
+        items = []
+        sent: dict[str, str] = {}
+        for key, path in objects:
+            data = path.read_bytes()
+            sent[key] = hashlib.sha256(data).hexdigest()
+            headers = store.headers(content_type(key), cache_control(f"/{key}"))
+            items.append((key, data, headers))
+        store.put_many(items)
+        return sent
+
+
+def published_roots(manifest: Manifest | None) -> frozenset[str]:
+    """Return the job directories a publish holds (the manifest's), for ``Uploader``."""
+    if manifest is None:
+        return frozenset()
+    return frozenset(root for key in manifest.objects if (root := job_root(key)) is not None)
+
+
+def leftover_uploads(state: Store) -> bool:
+    """Tell whether a build that let workers upload died before its publish ended."""
+    return state.get(DIRECT) is not None
+
+
+# A worker's stores, one per prefix and options: each opens its own connections once.
+_stores: dict[str, Store] = {}
+
+
+def _store(url: str, options: Mapping[str, Any]) -> Store:
+    """Return this process's store of ``url``."""
+    key = f"{url}\0{sorted(options.items())!r}"
+    if key not in _stores:
+        _stores[key] = Store(url, options)
+    return _stores[key]
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -22,7 +23,7 @@ from sitegen.finding import Finding
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish.writer import SiteWriter
-from sitegen.render import cells, runs, urls
+from sitegen.render import cells, runs, sqlpage, urls
 from sitegen.render.finding_links import shown
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
@@ -86,6 +87,8 @@ class PageRenderer:
         cache_key: str = "",
         follow_links: bool = False,
         limits: LogLimits = DEFAULT_LIMITS,
+        sql_engine: Path | None = None,
+        data: bool = False,
     ) -> None:
         self.template_dir = Path(template_dir) if template_dir else None
         self.title = title
@@ -97,6 +100,10 @@ class PageRenderer:
         self.follow_links = follow_links
         # The most one log and one line may hold (see eventlog/limits.py).
         self.limits = limits
+        # The query page's engine: copied from this directory into the site, else the CDN's;
+        # and whether the site has the tables it reads (data/).
+        self.sql_engine = sql_engine
+        self.data = data
         # Says which templates these are (the build fingerprint): environments are shared
         # per process under it, so a changed template (sitegen serve) is never served stale.
         self.cache_key = cache_key
@@ -175,6 +182,7 @@ class PageRenderer:
             ("Failures", urls.FAILURES),
             ("Insights", urls.INSIGHTS),
             ("Problems", urls.PROBLEMS),
+            ("SQL", urls.SQL),
         ]
         items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
         return [(label, link(target), target == link.page) for label, target in items]
@@ -369,9 +377,17 @@ class PageRenderer:
         )
 
     def site_pages(
-        self, writer: SiteWriter, running: list[RunningJob], problems: list[Problem]
-    ) -> None:
-        """Write the problems, running and operator pages, assets and the 404 page (reduce)."""
+        self,
+        writer: SiteWriter,
+        running: list[RunningJob],
+        problems: list[Problem],
+        published: AbstractSet[str] = frozenset(),
+    ) -> set[str]:
+        """Write the problems, running, operator and query pages, assets, the 404 page (reduce).
+
+        ``published``: the site-wide files the site holds (by the build state); return those
+        left as they are (the query page's engine, see ``sqlpage.write_engine``).
+        """
         writer.write(urls.PROBLEMS, self.render("problems.html", urls.PROBLEMS, problems=problems))
         writer.write(
             urls.RUNNING,
@@ -395,6 +411,27 @@ class PageRenderer:
         writer.write(urls.NOT_FOUND, not_found)
         for name, data in self.static_files().items():
             writer.write(urls.static(name), data)
+        return self.sql_page(writer, published)
+
+    def sql_page(self, writer: SiteWriter, published: AbstractSet[str] = frozenset()) -> set[str]:
+        """Write the query page, and the engine's files when the site serves them.
+
+        Return the engine's files left as ``published`` has them.
+        """
+        local = self.sql_engine is not None
+        engine = sqlpage.engine(Linker(urls.SQL), local)
+        html = self.render(
+            "sql.html",
+            urls.SQL,
+            engine=engine,
+            policy=sqlpage.policy(local),
+            data=self.data,
+            examples=sqlpage.EXAMPLES,
+        )
+        writer.write(urls.SQL, html)
+        if self.sql_engine is None:
+            return set()
+        return sqlpage.write_engine(writer, self.sql_engine, published)
 
     def static_files(self) -> dict[str, bytes]:
         """Return the shipped assets; a file in ``--templates DIR/static`` replaces its twin."""

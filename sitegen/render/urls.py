@@ -36,6 +36,11 @@ NAMES_DIR = "names"
 RECURRING = PurePosixPath(NAMES_DIR) / INDEX
 FAILURES = PurePosixPath("failures") / INDEX
 INSIGHTS = PurePosixPath("insights") / INDEX
+# The query page, its engine's local copy (--sql-engine) and the tables it reads (data/).
+SQL_DIR = "sql"
+SQL = PurePosixPath(SQL_DIR) / INDEX
+SQL_ENGINE_DIR = f"{SQL_DIR}/engine"
+DATA_MANIFEST = PurePosixPath("data") / "manifest.json"
 NAMES_JSON = PurePosixPath("names.json")
 FAILURES_JSON = PurePosixPath("failures.json")
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
@@ -162,6 +167,11 @@ def operator_page(slug: str) -> PurePosixPath:
 def static(name: str) -> PurePosixPath:
     """Return the file of a shipped CSS/JS/icon asset."""
     return PurePosixPath(STATIC_DIR) / name
+
+
+def sql_engine_file(name: str) -> PurePosixPath:
+    """Return the file of one of the query page's engine files in its local copy."""
+    return PurePosixPath(SQL_ENGINE_DIR) / name
 
 
 def api_href(template: str, **segments: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import NamedTuple
 
 import msgspec
@@ -28,6 +29,13 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     context_sha256: str = ""
     # The columns the state keeps of the job beside its summary (not kept in the blob).
     row: LogRow | None = None
+    # The job's rows of the SQL tables (render.tables.encode_tables; not kept in the blob),
+    # with how many rows of ``tasks`` it has; empty when the site publishes no data/.
+    tables: builtins.bytes = b""  # (``bytes`` above is a field's name)
+    task_rows: int = 0
+    # The objects a worker put straight at their keys in a bucket (key: SHA-256; not kept in
+    # the blob): the sync does not upload them again (publish.objectstore.Uploader).
+    uploaded: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class LogRow(msgspec.Struct, array_like=True, gc=False):

@@ -27,7 +27,8 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # The state's own layout: a state of another layout (or none) means a full build.
 # 12: end_time is when a job ended (a cancelled job's completed_at, its index saying 0), a
 # finished log without JobEnd ended unrecorded, and the logs renamed from .running are kept.
-FORMAT = 12
+# 13: each job's rows of the SQL tables, and the data files they are in (builder/datafiles).
+FORMAT = 13
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
@@ -225,6 +226,26 @@ CREATE TABLE list_part(
 );
 CREATE INDEX list_part_order ON list_part(newest DESC, seq);
 CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
+-- Each mapped job's rows of the SQL tables (render.tables' blob; NULL: the log has no job
+-- now), and the segment of data files they are in (NULL: in none). ``stale``: mapped since
+-- its segment's files were written. A segment's files are rewritten when a job of it comes,
+-- goes or changes: cost follows the change (builder/datafiles.py).
+CREATE TABLE data_row(
+    key TEXT PRIMARY KEY,
+    rows BLOB,
+    task_rows INTEGER NOT NULL,
+    segment INTEGER,
+    stale INTEGER NOT NULL
+);
+CREATE INDEX data_segment ON data_row(segment) WHERE segment IS NOT NULL;
+-- Every data file of the site: its table, segment, rows and bytes (for data/manifest.json).
+CREATE TABLE data_file(
+    path TEXT PRIMARY KEY,
+    tbl TEXT NOT NULL,
+    segment INTEGER NOT NULL,
+    rows INTEGER NOT NULL,
+    bytes INTEGER NOT NULL
+);
 """
 
 KNOWN_COLUMNS = (

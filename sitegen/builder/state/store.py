@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from sitegen.builder.state.data import DataRows
 from sitegen.builder.state.plan import PlanQueries
 from sitegen.builder.state.queries import ReduceQueries
 from sitegen.builder.state.schema import FORMAT, SCHEMA
@@ -13,7 +14,7 @@ from sitegen.layout import STATE_NAME
 from sitegen.version import __version__
 
 
-class State(PlanQueries, Writes, ReduceQueries):
+class State(PlanQueries, Writes, ReduceQueries, DataRows):
     """An open state database: what the planner, the build's writes and the reduce use."""
 
     @classmethod

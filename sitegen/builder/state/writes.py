@@ -122,15 +122,18 @@ class Writes(Base):
         # One executemany per table for a chunk of logs: a full build recorded each log with
         # five statements of its own, the largest share of the main process's work.
         self.forget([p.key for p in puts if p.known])
-        logs, blobs, failures, flags, executors = [], [], [], [], []
+        logs, blobs, failures, flags, executors, tables = [], [], [], [], [], []
         for put in puts:
             key, outcome, published = put.key, put.outcome, int(put.published)
             summary, row = outcome.summary, outcome.row
             # The map step made the row with the summary: the state computes no column itself.
             assert (summary is None) == (row is None), "a job's outcome comes with its row"
             logs.append(_log_row(put))
-            blob = encode(msgspec.structs.replace(outcome, summary=None, row=None))
+            kept = msgspec.structs.replace(outcome, summary=None, row=None, tables=b"", uploaded={})
+            blob = encode(kept)
             blobs.append((key, encode(summary) if summary else None, blob))
+            if outcome.tables or put.known:  # a known log may have had rows: they go
+                tables.append((key, outcome.tables or None, outcome.task_rows))
             if summary is None or row is None:
                 continue
             failures += [(key, *failed, published) for failed in row.failures]
@@ -152,6 +155,13 @@ class Writes(Base):
             self._failures_changed()
         self.db.executemany("INSERT INTO flag VALUES (?,?,?,?,?)", flags)
         self.db.executemany("INSERT INTO executor VALUES (?,?,?,?,?,?,?,?)", executors)
+        # A job mapped again keeps its segment (its files are rewritten: stale), so that an
+        # incremental build lays the files out as a full build of the same logs does.
+        self.db.executemany(
+            "INSERT INTO data_row VALUES (?,?,?,NULL,1) ON CONFLICT (key) DO UPDATE SET "
+            "rows = excluded.rows, task_rows = excluded.task_rows, stale = 1",
+            tables,
+        )
 
     def forget(self, keys: Iterable[str]) -> None:
         """Remove logs that are gone (or about to be recorded afresh)."""

@@ -1,0 +1,192 @@
+"""What the reader leaves undecoded in each TaskEnd: its launch time and metrics, read again.
+
+The reader decodes only the fields the pages use (``schema.TaskEnd``): holding four more
+numbers per attempt would cost 130 MB in a job of 800,000. The SQL tables want them per
+attempt, so they are read in a second pass that keeps them in arrays, 32 bytes an attempt.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from sitegen.eventlog import compression, schema
+from sitegen.eventlog.limits import DEFAULT_LIMITS, Held, Lines, LogLimits, OverLimit
+from sitegen.eventlog.payload import as_int
+from sitegen.eventlog.reader import TASK_END_PREFIX, LogRead, open_log
+
+# An int64 a log cannot give a TaskEnd's extras: what is missing (the arrays hold no None).
+MISSING = -(2**63)
+
+
+class _Metrics(msgspec.Struct, gc=False):
+    """A TaskEnd's metrics as today's scheduler writes them."""
+
+    input_rows: schema.Int64 | None = None
+    output_rows: schema.Int64 | None = None
+    elapsed_compute_nanos: schema.Int64 | None = None
+
+
+class _Extras(msgspec.Struct, gc=False):
+    """The fields of a TaskEnd that find its attempt, and those the reader skips."""
+
+    stage_id: schema.Int64
+    task_id: schema.Int64
+    start_exec_time: schema.Int64 = 0
+    end_exec_time: schema.Int64 = 0
+    launch_time: schema.Int64 | None = None
+    metrics: _Metrics | None = None
+
+
+class _AnyExtras(msgspec.Struct, gc=False):
+    """The same fields of any shape: a record of another shape, read leniently."""
+
+    stage_id: schema.Int64
+    task_id: schema.Int64
+    start_exec_time: schema.Int64 = 0
+    end_exec_time: schema.Int64 = 0
+    launch_time: Any = None
+    metrics: Any = None
+
+
+class _ExtrasRecord(msgspec.Struct, gc=False):
+    """A whole TaskEnd line, decoded in one pass."""
+
+    ev: str
+    data: _Extras
+
+
+_RECORD = msgspec.json.Decoder(_ExtrasRecord)
+_DATA = msgspec.json.Decoder(_Extras)
+_ANY_DATA = msgspec.json.Decoder(_AnyExtras)
+
+
+@dataclass(frozen=True)
+class TaskExtras:
+    """Per TaskEnd of ``LogRead.tasks``, in its order: the fields it left undecoded.
+
+    ``MISSING`` where the record lacks one (or it is not an integer).
+    """
+
+    launch_time: array[int]
+    input_rows: array[int]
+    output_rows: array[int]
+    compute_ns: array[int]
+
+
+def task_extras(
+    read: LogRead, held: bytes | None = None, limits: LogLimits = DEFAULT_LIMITS
+) -> TaskExtras:
+    """Read the log of ``read`` again for each TaskEnd's launch time and metrics.
+
+    ``held``: the log's bytes, when the caller holds them (else it is opened again). A log
+    that cannot be read again (gone, damaged) leaves the rest of its extras missing.
+    """
+    found = TaskExtras(array("q"), array("q"), array("q"), array("q"))
+    tasks = read.tasks
+    count = len(tasks)
+    if count:
+        try:
+            _scan(read, held, limits, found)
+        except (OSError, OverLimit, *compression.DAMAGE_ERRORS):
+            pass  # read once already: only what the second reading adds is lost
+    for column in (found.launch_time, found.input_rows, found.output_rows, found.compute_ns):
+        column.extend(array("q", [MISSING]) * (count - len(column)))
+    return found
+
+
+def _scan(read: LogRead, held: bytes | None, limits: LogLimits, found: TaskExtras) -> None:
+    """Append each of ``read``'s TaskEnd records' extras to ``found``'s columns, in order."""
+    tasks = read.tasks
+    count = len(tasks)
+    # The reader's tasks are a subsequence of the TaskEnd lines decoded here (this decoder
+    # asks less of a line, never more): each is matched to the next line that is it.
+    n = 0
+    want = tasks[0]
+    stop = read.line or 0  # the JobEnd's line: nothing after it is read
+    launch, rows_in, rows_out, compute = (
+        found.launch_time.append,
+        found.input_rows.append,
+        found.output_rows.append,
+        found.compute_ns.append,
+    )
+    decode = _RECORD.decode
+    with open_log(read.path, limits) if held is None else Held(held) as stream:
+        for lineno, line in Lines(stream, limits):
+            if stop and lineno >= stop:
+                break
+            extras: _Extras | _AnyExtras | None
+            if line.startswith(TASK_END_PREFIX):
+                try:
+                    extras = decode(line).data  # the reader's fast path does not look at ev
+                except msgspec.DecodeError:
+                    extras = _decode(line)
+            else:
+                extras = _decode(line)
+            if (
+                extras is None
+                or extras.stage_id != want.stage_id
+                or extras.task_id != want.task_id
+                or extras.start_exec_time != want.start_exec_time
+                or extras.end_exec_time != want.end_exec_time
+            ):
+                continue
+            if extras.__class__ is _Extras:  # the usual shape: no call per field
+                value = extras.launch_time
+                launch(MISSING if value is None else value)
+                metrics = extras.metrics
+                if metrics is None:
+                    rows_in(MISSING)
+                    rows_out(MISSING)
+                    compute(MISSING)
+                else:
+                    value = metrics.input_rows
+                    rows_in(MISSING if value is None else value)
+                    value = metrics.output_rows
+                    rows_out(MISSING if value is None else value)
+                    value = metrics.elapsed_compute_nanos
+                    compute(MISSING if value is None else value)
+            else:
+                _append_any(found, extras)
+            n += 1
+            if n == count:
+                break
+            want = tasks[n]
+
+
+def _decode(line: bytes) -> _Extras | _AnyExtras | None:
+    """Return a TaskEnd line's extras read as a whole record, None for any other line."""
+    try:
+        env = schema.ENVELOPE_DECODER.decode(line)
+        if env.ev != "TaskEnd":
+            return None
+        try:
+            return _DATA.decode(env.data)
+        except msgspec.ValidationError:
+            return _ANY_DATA.decode(env.data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _append_any(found: TaskExtras, extras: _Extras | _AnyExtras) -> None:
+    """Append the extras of a record of another shape, each field read leniently."""
+    launch = as_int(extras.launch_time)
+    found.launch_time.append(MISSING if launch is None else launch)
+    metrics = extras.metrics
+    if isinstance(metrics, _Metrics):
+        metrics = msgspec.structs.asdict(metrics)
+    if not isinstance(metrics, dict):
+        metrics = {}
+    for column, key in (
+        (found.input_rows, "input_rows"),
+        (found.output_rows, "output_rows"),
+        (found.compute_ns, _COMPUTE),
+    ):
+        value = as_int(metrics.get(key))
+        column.append(MISSING if value is None else value)
+
+
+_COMPUTE = "elapsed_compute_nanos"
