@@ -1,14 +1,20 @@
-"""Retake the README's screenshots of a job page with headless Chromium.
+"""Retake the README's screenshots with headless Chromium: a job page, and the query page.
 
-Run ``python docs/screenshot.py``: it builds the examples into a temporary directory and
-writes ``docs/job-page.png`` (a desktop) and ``docs/job-page-phone.png`` (a phone, 375 px).
+Run ``python docs/screenshot.py`` (after ``npm ci && npm run engine``, for the query page's
+engine): it builds the examples into a temporary directory and writes ``docs/job-page.png``
+(a desktop), ``docs/job-page-phone.png`` (a phone, 375 px) and ``docs/sql-page.png`` (an example
+query answered, the site served over HTTP as the page needs).
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import shutil
 import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import sync_playwright
 
@@ -16,6 +22,8 @@ from sitegen.builder.pipeline import BuildOptions, build
 from sitegen.examples import EXAMPLE_LOG_DIR
 
 JOB = "Ca05RFR"  # the failed example job: shows the failure box, DAG, stages and timeline
+ENGINE = Path(__file__).parent.parent / "sql-engine"
+QUERY = "Executors that failed the most task attempts"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 
 
@@ -23,7 +31,7 @@ def main() -> None:
     """Build the example site and photograph one job page."""
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
-        build(BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=site, workers=1))
+        build(BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=site, workers=1, sql_engine=ENGINE))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
@@ -43,7 +51,23 @@ def main() -> None:
                 full_page=True,
                 clip={"x": 0, "y": 0, "width": 375, "height": height},
             )
+            _sql_page(browser, site)
             browser.close()
+
+
+def _sql_page(browser: Any, site: Path) -> None:
+    """Photograph the query page answering an example query (served: it needs HTTP)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/sql/")
+        page.get_by_role("button", name=QUERY).click()
+        page.locator("#sql-table tbody tr").first.wait_for(timeout=90_000)
+        page.screenshot(path=str(Path(__file__).parent / "sql-page.png"), full_page=False)
+    finally:
+        server.shutdown()
 
 
 if __name__ == "__main__":
