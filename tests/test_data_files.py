@@ -94,13 +94,18 @@ def test_a_build_publishes_every_table_of_the_published_jobs(
         assert [r["kind"] for r in rows] == [f["kind"] for f in listed_findings["findings"]]
 
 
-def test_a_new_log_rewrites_only_the_newest_segment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def segmented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Ten jobs built into segments of four; return the log dir and the site."""
     monkeypatch.setattr(datafiles, "SEGMENT_JOBS", 4)
     logs, site = tmp_path / "logs", tmp_path / "site"
     dated_logs(logs, 10)
     build(BuildOptions(logs, site, workers=1))
+    return logs, site
+
+
+def test_a_new_log_rewrites_only_the_newest_segment(segmented: tuple[Path, Path]) -> None:
+    logs, site = segmented
     files = manifest(site)["tables"]["jobs"]["files"]
     assert [f["rows"] for f in files] == [4, 4, 2]  # oldest first, 4 a segment
     before = data_tree(site)
@@ -117,12 +122,9 @@ def test_a_new_log_rewrites_only_the_newest_segment(
 
 
 def test_a_removed_log_leaves_its_segment_and_an_emptied_one_goes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    segmented: tuple[Path, Path],
 ) -> None:
-    monkeypatch.setattr(datafiles, "SEGMENT_JOBS", 4)
-    logs, site = tmp_path / "logs", tmp_path / "site"
-    dated_logs(logs, 10)
-    build(BuildOptions(logs, site, workers=1))
+    logs, site = segmented
     before = data_tree(site)
     (logs / "job001.eventlog").unlink()
     build(BuildOptions(logs, site, workers=1))
