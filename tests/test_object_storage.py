@@ -463,3 +463,25 @@ def test_watch_polls_an_object_storage_prefix(s3: str, tmp_path: Path) -> None:
     assert [p.reason for p in published[:2]] == ["first build", "changed"], published
     assert published[1].report is not None and published[1].report.published == 2
     assert (tmp_path / "site/api/job/job2/index.json").is_file()
+
+
+def test_a_first_publish_whose_workers_uploaded_before_it_died_is_finished(
+    s3: str, tmp_path: Path
+) -> None:
+    """No manifest yet, the mark of workers' uploads, a job no listing names: it goes."""
+    logs, b = three_jobs_in_bucket(s3, tmp_path, "name")
+    fs().pipe_file(f"{b}/site/jobs/ghost/index.html", b"<p>half a job</p>")
+    fs().pipe_file(f"{b}/site/api/job/ghost", b"{}")
+    fs().pipe_file(f"{b}/site.sitegen-state/{objectstore.DIRECT}", b"")
+    code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
+    assert code == 0, out
+    local = tmp_path / "local"
+    build(BuildOptions(log_dirs=logs, output=local))
+    assert site_keys(b) == set(expected_objects(local))
+    assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
+    # Without the mark, a prefix holding objects and no state is still refused.
+    other = bucket(s3)
+    fs().pipe_file(f"{other}/site/index.html", b"someone else's")
+    upload_dir(logs, f"{other}/logs")
+    code, out = build_in_bucket(other, tmp_path / "cache2")
+    assert code != 0 and "refusing to replace it" in out

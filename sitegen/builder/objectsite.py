@@ -95,7 +95,10 @@ def build_to_objects(
         raise PublishError(f"cannot take the lock: {_reason(exc)}", redact(state_url)) from exc
     try:
         before = objectstore.Manifest.load(state)
-        if before is None:
+        # A build that died after its workers put objects up left its mark: every job object
+        # the manifest does not name is looked for (a LIST of the job prefixes) and deleted.
+        leftovers = objectstore.leftover_uploads(state)
+        if before is None and not leftovers:  # (with them: the objects are a first publish's)
             objectstore.check_new_prefix(store, state_url)
         mark = options.output.parent / PUBLISHED_MARK
         known = mark.read_text().strip() if mark.is_file() else None
@@ -105,9 +108,7 @@ def build_to_objects(
             # uploads only what differs from the manifest).
             shutil.rmtree(options.output.parent, ignore_errors=True)
         options.output.parent.mkdir(parents=True, exist_ok=True)
-        # A build that died after its workers put objects up left its mark: every job object
-        # the manifest does not name is looked for (a LIST of the job prefixes) and deleted.
-        suspects = set(objectstore.JOB_PREFIXES) if objectstore.leftover_uploads(state) else set()
+        suspects = set(objectstore.JOB_PREFIXES) if leftovers else set()
         uploader = objectstore.Uploader(
             url, dict(options.storage_options), objectstore.published_roots(before)
         )
