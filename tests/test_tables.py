@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from sitegen.examples.generator import JobSpec, write_log
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.render import api, parquet
 from sitegen.render.tables import (
+    SHUFFLE_FROM,
     TABLES,
     TIMESTAMP,
     JobTables,
@@ -520,3 +522,24 @@ def test_duckdb_queries_the_published_files_over_http(jobs: list[Job], tmp_path:
     ]
     assert found == sorted((w, words.count(w)) for w in set(words))
     assert kinds == [("TIMESTAMP WITH TIME ZONE", "BIGINT")]
+
+
+@pytest.mark.parametrize("count", [0, 1, SHUFFLE_FROM - 1, SHUFFLE_FROM, SHUFFLE_FROM + 1, 1000])
+def test_number_columns_of_any_length_decode_as_they_were(jobs: list[Job], count: int) -> None:
+    """Short columns go plain, long ones byte-shuffled: both come back exactly."""
+    job = jobs[0].tables
+    tables = {
+        name: [list(c) if isinstance(c, list) else c for c in cols]
+        for name, cols in job.tables.items()
+    }
+    numbers = array("q", [(-1) ** n * (n * 7_919_000_001) for n in range(count)])
+    index = [c.name for c in TABLES["tasks"][1:]].index("duration_ms")
+    width = len(numbers)
+    tasks = [
+        numbers
+        if n == index
+        else (array(c.typecode, [0] * width) if isinstance(c, array) else [None] * width)
+        for n, c in enumerate(tables["tasks"])
+    ]
+    mixed = JobTables(job.job_id, {**tables, "tasks": tasks})
+    assert decode_tables(encode_tables(mixed)).tables["tasks"][index] == numbers
