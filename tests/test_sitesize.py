@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from sitegen.builder.sitesize import (
 )
 from sitegen.cli import cli
 from sitegen.errors import UsageError
+from sitegen.layout import STATE_NAME
 from tests.sitetree import tree
 
 
@@ -63,8 +65,12 @@ def test_raw_logs_go_first_when_that_lets_more_jobs_fit(
     lean = build(BuildOptions(example_logs, tmp_path / "lean", raw_logs=False))
     files = tree(tmp_path / "lean")
     jobs = sum(len(d) for name, d in files.items() if name.startswith(("jobs/", "api/job/")))
+    # Each job's rows of the SQL tables count as their blob in the state.
+    state = sqlite3.connect(tmp_path / "lean" / STATE_NAME)
+    (rows,) = state.execute("SELECT sum(length(rows)) FROM data_row").fetchone()
+    state.close()
     # What the size model counts for every job without its raw log: exactly that fits.
-    limit = SITE_RESERVE_BYTES + jobs + lean.published * LISTING_BYTES_PER_JOB
+    limit = SITE_RESERVE_BYTES + jobs + rows + lean.published * LISTING_BYTES_PER_JOB
     site = tmp_path / "site"
     args = ["build", "--event-log-dir", str(example_logs), "--output", str(site)]
     result = CliRunner().invoke(cli, [*args, "--max-site-size", str(limit), "--format", "json"])

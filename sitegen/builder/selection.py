@@ -151,8 +151,11 @@ def _fitting(
     state: State, chosen: Selection, kept: _Kept, unique: str, limit: int, raw_logs: bool
 ) -> None:
     """Narrow ``kept`` to its newest jobs whose files fit in ``limit`` bytes; count the rest."""
+    # A job's rows of the SQL tables (data/) count as their blob's bytes: zstd, as the Parquet
+    # files are (which add a footer a file: within the reserve).
     rows = state.db.execute(
-        f"SELECT start_time, job_id, bytes, raw_bytes FROM log WHERE {kept.where}{unique} {_ORDER}",
+        "SELECT start_time, job_id, bytes + coalesce(length(rows), 0), raw_bytes "
+        f"FROM log LEFT JOIN data_row USING (key) WHERE {kept.where}{unique} {_ORDER}",
         kept.args,
     ).fetchall()
     fit, last = _fit(rows, limit, raw_logs=True)
