@@ -166,3 +166,28 @@ def test_no_data_publishes_no_tables(tmp_path: Path) -> None:
     # Turning it on later builds the site afresh once (the options' fingerprint changed).
     report = build(BuildOptions(logs, site, data=True, workers=1))
     assert report.rebuilt == 2 and job_ids(site) == ["job000", "job001"]
+
+
+def test_rows_of_another_layout_make_a_full_build_not_wrong_numbers(tmp_path: Path) -> None:
+    """A state whose row blobs another sitegen wrote is taken for damaged: built afresh."""
+    import sqlite3
+
+    import msgspec
+    import zstandard
+
+    from sitegen.layout import STATE_NAME
+
+    logs, site = tmp_path / "logs", tmp_path / "site"
+    dated_logs(logs, 3)
+    build(BuildOptions(logs, site, workers=1))
+    before = read(site, "tasks")
+    db = sqlite3.connect(site / STATE_NAME)
+    other = zstandard.ZstdCompressor().compress(msgspec.msgpack.encode([1, "job000", []]))
+    db.execute("UPDATE data_row SET rows = ?", (other,))
+    db.commit()
+    db.close()
+    dated_logs(logs, 1, first=3)
+    report = build(BuildOptions(logs, site, workers=1))
+    assert report.rebuilt == 4  # every log read again
+    assert read(site, "tasks")[: len(before)] == before
+    assert job_ids(site) == listed(site)

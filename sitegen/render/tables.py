@@ -467,8 +467,9 @@ def _executors(read: LogRead, summary: JobSummary, extras: TaskExtras) -> dict[s
     }
 
 
-# The blob's layout; a blob of another layout is not decoded (the build maps the log again).
-BLOB_FORMAT = 1
+# The blob's layout (2: number columns under SHUFFLE_FROM items are not shuffled). A blob of
+# another layout does not decode: the build takes its state for damaged and builds afresh.
+BLOB_FORMAT = 2
 
 
 class _Blob(msgspec.Struct, array_like=True):
@@ -500,7 +501,7 @@ def _bytes(values: array[int] | array[float]) -> bytes:
 def _array(typecode: str, data: bytes) -> array[Any]:
     """Return the array of shuffled little-endian ``data`` (``_bytes``)."""
     if len(data) % _ITEM:
-        raise ValueError("a number column of a partial item")
+        raise msgspec.DecodeError("a number column of a partial item")
     count = len(data) // _ITEM
     if count < SHUFFLE_FROM:
         values = array(typecode, data)
@@ -533,17 +534,21 @@ def encode_tables(tables: JobTables) -> bytes:
 
 
 def decode_tables(data: bytes) -> JobTables:
-    """Return the tables of a blob ``encode_tables`` made; raise ValueError for any other."""
+    """Return the tables of a blob ``encode_tables`` made.
+
+    Any other blob raises ``msgspec.DecodeError`` (a ValueError): to the build, a damaged state,
+    which it builds afresh (another sitegen's blobs, a blob of an older layout).
+    """
     try:
         blob = _DECODER.decode(zstandard.ZstdDecompressor().decompress(data))
     except (msgspec.DecodeError, zstandard.ZstdError) as exc:
-        raise ValueError(f"not a job's tables: {exc}") from exc
+        raise msgspec.DecodeError(f"not a job's tables: {exc}") from exc
     if blob.format != BLOB_FORMAT or len(blob.tables) != len(TABLES):
-        raise ValueError(f"job tables of another layout ({blob.format})")
+        raise msgspec.DecodeError(f"job tables of another layout ({blob.format})")
     found: dict[str, list[Values]] = {}
     for (name, columns), values in zip(TABLES.items(), blob.tables, strict=True):
         if len(values) != len(columns) - 1:
-            raise ValueError(f"job tables of another layout ({name})")
+            raise msgspec.DecodeError(f"job tables of another layout ({name})")
         found[name] = [
             _column(column.type, value) for column, value in zip(columns[1:], values, strict=True)
         ]
@@ -554,10 +559,10 @@ def _column(kind: str, value: bytes | list[str | None]) -> Values:
     """Return one decoded column of type ``kind``."""
     if kind == STRING:
         if not isinstance(value, list):
-            raise ValueError("a text column held numbers")
+            raise msgspec.DecodeError("a text column held numbers")
         return value
     if not isinstance(value, bytes):
-        raise ValueError("a number column held text")
+        raise msgspec.DecodeError("a number column held text")
     return _array("d" if kind == DOUBLE else "q", value)
 
 
