@@ -28,13 +28,11 @@ from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.examples.generator import JobSpec, write_log
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.render import api, parquet
+from sitegen.render.tableblob import SHUFFLE_FROM, decode_tables, encode_tables
 from sitegen.render.tables import (
-    SHUFFLE_FROM,
     TABLES,
     TIMESTAMP,
     JobTables,
-    decode_tables,
-    encode_tables,
     job_tables,
 )
 from tests.conftest import require_module

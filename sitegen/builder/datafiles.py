@@ -24,7 +24,8 @@ from sitegen.finding import Finding
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import urls
 from sitegen.render.parquet import schema_json, table_parquet
-from sitegen.render.tables import TABLES, decode_tables, with_findings
+from sitegen.render.tableblob import decode_tables
+from sitegen.render.tables import TABLES, with_findings
 
 # A segment's bounds: the newest one fills up to these, then a new one starts. A new log
 # rewrites at most this much of each table; a query of all of tasks fetches its files.

@@ -41,7 +41,8 @@ from sitegen.model import (
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, urls
 from sitegen.render.pages import PageRenderer
-from sitegen.render.tables import encode_tables, job_tables
+from sitegen.render.tableblob import encode_tables
+from sitegen.render.tables import job_tables
 
 
 class Progress(Protocol):

@@ -29,7 +29,7 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     context_sha256: str = ""
     # The columns the state keeps of the job beside its summary (not kept in the blob).
     row: LogRow | None = None
-    # The job's rows of the SQL tables (render.tables.encode_tables; not kept in the blob),
+    # The job's rows of the SQL tables (render.tableblob.encode_tables; not kept in the blob),
     # with how many rows of ``tasks`` it has; empty when the site publishes no data/.
     tables: builtins.bytes = b""  # (``bytes`` above is a field's name)
     task_rows: int = 0
