@@ -222,10 +222,10 @@ class DaskMapper:
         self.shared_uploader: Any = None  # the last map's, as the workers hold it
         self._suspects: set[str] = set()
 
-    def upload_to(self, uploader: Uploader) -> bool:
+    def upload_to(self, make: Callable[[], Uploader]) -> Uploader:
         """Let workers that reach the output put new jobs straight in the bucket."""
-        self.uploader = uploader
-        return True
+        self.uploader = make()
+        return self.uploader
 
     @property
     def suspects(self) -> set[str]:
@@ -444,7 +444,7 @@ class _Chunks:
             task.release()
         out: list[Mapped] = []
         for n in numbers:
-            [one] = _tasks([(n, self.logs[n], None)], self.staging, self.pages)
+            one = task_of(n, self.logs[n], self.staging, self.pages, None)
             if self.uploader is not None:
                 self.suspects.update(job_roots(self.pages, self.logs[n].name_id))
             if self.direct is not None:

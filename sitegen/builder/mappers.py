@@ -58,10 +58,11 @@ class Mapper(Protocol):
         started for the build.
         """
 
-    def upload_to(self, uploader: Uploader) -> bool:
-        """Let the workers put new jobs straight in a bucket; tell whether they may.
+    def upload_to(self, make: Callable[[], Uploader]) -> Uploader | None:
+        """Let the workers put new jobs straight in a bucket: the uploader, made if they may.
 
-        Asked before the map by a bucket target, which then counts on ``suspects`` after it.
+        Asked before the map by a bucket target, which then counts on ``suspects`` after it;
+        ``make`` reads the whole manifest, so a mapper whose workers do not upload skips it.
         """
 
     def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
@@ -124,9 +125,9 @@ class LocalMapper:
         with pool_map(functools.partial(fn, shared), items, workers, pool) as results:
             yield from results
 
-    def upload_to(self, uploader: Uploader) -> bool:
+    def upload_to(self, make: Callable[[], Uploader]) -> None:
         """Say no: this machine's workers write the local copy, which the sync uploads."""
-        return False
+        return None
 
     def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
         """Return nothing: no worker here uploads."""

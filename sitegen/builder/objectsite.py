@@ -109,16 +109,20 @@ def build_to_objects(
             shutil.rmtree(options.output.parent, ignore_errors=True)
         options.output.parent.mkdir(parents=True, exist_ok=True)
         suspects = set(objectstore.JOB_PREFIXES) if leftovers else set()
-        uploader = objectstore.Uploader(
-            url, dict(options.storage_options), objectstore.published_roots(before)
-        )
-        if mapper is not None and mapper.upload_to(uploader):
+        uploader = None
+        if mapper is not None:
+            uploader = mapper.upload_to(
+                lambda: objectstore.Uploader(
+                    url, dict(options.storage_options), objectstore.published_roots(before)
+                )
+            )
+        if uploader is not None:
             uploader.begin(state)
         report = local_build(dataclasses.replace(options, clean=options.clean or fresh))
         lock.refresh()
         if report.up_to_date and not fresh and not suspects:
-            with contextlib.suppress(FileNotFoundError):  # no worker ran: none was put up
-                state.delete([objectstore.DIRECT])
+            if uploader is not None:  # no worker ran: none was put up
+                objectstore.Uploader.end(state)
             synced = objectstore.SyncReport()  # nothing changed: nothing to compare
             return _published(report, url, synced, started)
         mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
@@ -136,6 +140,8 @@ def build_to_objects(
                 report.worker_uploads,
                 sorted(suspects),
             )
+            if uploader is not None or leftovers:
+                objectstore.Uploader.end(state)
         except OSError as exc:
             raise PublishError(
                 f"publishing to object storage stopped: {_reason(exc)} (the next build "

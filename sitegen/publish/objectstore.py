@@ -103,6 +103,16 @@ class Store:
             return {"content_settings": settings}
         return {"ContentType": content_type, "CacheControl": cache_control}  # s3fs (boto)
 
+    def put_files(self, objects: Iterable[tuple[str, Path]]) -> dict[str, bytes]:
+        """Upload files as objects with the headers a static host sends; return their bytes."""
+        sent: dict[str, bytes] = {}
+        items = []
+        for key, path in objects:
+            data = sent[key] = path.read_bytes()
+            items.append((key, data, self.headers(content_type(key), cache_control(f"/{key}"))))
+        self.put_many(items)
+        return sent
+
     def put_many(self, items: list[tuple[str, bytes, dict[str, Any]]]) -> None:
         """Write objects ``(key, bytes, headers)``, ``UPLOADS`` of them in flight at once."""
         if getattr(self.fs, "async_impl", False):  # s3fs, gcsfs, adlfs: on their event loop
@@ -306,22 +316,15 @@ def sync(
         keys = [k for k in changed if tier(k) == level]
         # A tier is whole before the next starts: nothing links to what is not there yet.
         for start in range(0, len(keys), BATCH):
-            items = []
-            for key in keys[start : start + BATCH]:
-                data = files[key].read_bytes()
-                headers = store.headers(content_type(key), cache_control(f"/{key}"))
-                items.append((key, data, headers))
-                report.uploaded_bytes += len(data)
-            store.put_many(items)
-            report.uploaded += len(items)
+            sent = store.put_files((key, files[key]) for key in keys[start : start + BATCH])
+            report.uploaded_bytes += sum(len(data) for data in sent.values())
+            report.uploaded += len(sent)
     for start in range(0, len(gone), 1000):
         batch = gone[start : start + 1000]
         store.delete(batch)
         report.deleted += len(batch)
     after = Manifest(kept, secrets.token_hex(8))
     after.save(state)
-    with contextlib.suppress(FileNotFoundError):  # every object workers put up is in the
-        state.delete([DIRECT])  # manifest now, or gone
     return after, report
 
 
@@ -352,6 +355,12 @@ class Uploader:
         """Mark the state: workers may put objects up that no manifest names yet."""
         state.put(DIRECT, b"workers upload new jobs straight to their keys\n")
 
+    @staticmethod
+    def end(state: Store) -> None:
+        """Remove the mark: every object workers put up is in the manifest now, or gone."""
+        with contextlib.suppress(FileNotFoundError):
+            state.delete([DIRECT])
+
     def is_new(self, roots: Iterable[str]) -> bool:
         """Tell whether no publish holds any of a job's directories."""
         return not any(root in self.published for root in roots)
@@ -367,17 +376,9 @@ class Uploader:
         )
 
     def _put(self, objects: Iterable[tuple[str, Path]]) -> dict[str, str]:
-        """Upload files as objects, with their headers; return each key's hash."""
-        store = _store(self.url, self.options)
-        items = []
-        sent: dict[str, str] = {}
-        for key, path in objects:
-            data = path.read_bytes()
-            sent[key] = hashlib.sha256(data).hexdigest()
-            headers = store.headers(content_type(key), cache_control(f"/{key}"))
-            items.append((key, data, headers))
-        store.put_many(items)
-        return sent
+        """Upload files as objects (``Store.put_files``); return each key's hash."""
+        sent = _store(self.url, self.options).put_files(objects)
+        return {key: hashlib.sha256(data).hexdigest() for key, data in sent.items()}
 
 
 def published_roots(manifest: Manifest | None) -> frozenset[str]:
