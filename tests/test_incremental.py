@@ -29,6 +29,7 @@ from sitegen.examples.generator import (
 )
 from sitegen.layout import STATE_NAME
 from sitegen.model import Problem, ProblemKind
+from sitegen.render.pages import PageRenderer
 from tests.logs import FAILED_JOB, job_lines, write
 from tests.sitetree import tree
 
@@ -87,7 +88,7 @@ NEW_RUN_START = BASE_TIME_MS + 2 * 86_400_000
 
 
 def add_recurring_run(logs: Path) -> None:
-    """Add a newer run of the examples' recurring job: its predecessor gains a next run."""
+    """Add a newer run of the examples' recurring job (its predecessor's page stays as it is)."""
     write(logs / "etl-new.eventlog", job_lines("etl-new", RECURRING_NAME, start_ms=NEW_RUN_START))
 
 
@@ -151,22 +152,24 @@ def test_only_changed_logs_are_read(tmp_path: Path, example_logs: Path) -> None:
 
 
 @pytest.mark.slow  # builds compared with clean builds
-def test_a_new_run_rebuilds_itself_and_its_predecessor(tmp_path: Path, example_logs: Path) -> None:
+def test_a_new_run_rebuilds_itself_alone(tmp_path: Path, example_logs: Path) -> None:
     site = tmp_path / "site"
     build(BuildOptions(example_logs, site))
     before = latest_run(site, RECURRING_NAME)
     page = site / "jobs" / before / "index.html"
-    assert 'rel="next"' not in page.read_text()
+    published = page.read_bytes()
     add_recurring_run(example_logs)
     report = build(BuildOptions(example_logs, site))
-    # The new run, and the run before it (its "next run" link); no other job page.
-    assert report.rebuilt == 2
+    # The new run alone: a page names only the runs before it, so its predecessor's is as it was.
+    assert report.rebuilt == 1
     assert latest_run(site, RECURRING_NAME) == "etl-new"
-    assert 'rel="next" href="../../jobs/etl-new/index.html"' in page.read_text()
+    assert page.read_bytes() == published
+    new = (site / "jobs" / "etl-new" / "index.html").read_text()
+    assert f'rel="prev" href="../../jobs/{before}/index.html"' in new
     assert_same_as_clean(example_logs, site, tmp_path, "new-run")
     remove_recurring_run(example_logs)
-    assert build(BuildOptions(example_logs, site)).rebuilt == 1  # the predecessor, again
-    assert 'rel="next"' not in page.read_text()
+    assert build(BuildOptions(example_logs, site)).rebuilt == 0  # no page named it
+    assert page.read_bytes() == published
     assert_same_as_clean(example_logs, site, tmp_path, "run-removed")
 
 
@@ -549,18 +552,27 @@ def test_changed_logs_agrees_with_comparing_every_identity(
     )
 
 
-# Where the spy below records the processes that spliced pages (a file: workers are forked).
-SPLICED_BY = "SITEGEN_TEST_SPLICED_BY"
+# Where the spy below records the job pages rendered (a file: workers are forked).
+RENDERED = "SITEGEN_TEST_RENDERED"
 
 
-def _recording_patch_page(pages: Any, task: run_contexts.PatchTask) -> int | None:
-    """Splice one page as the build would, and record which process did."""
-    with open(os.environ[SPLICED_BY], "a") as record:
-        record.write(f"{os.getpid()}\n")
-    return PATCH_PAGE(pages, task)
+def _recording_job_pages(
+    pages: PageRenderer, writer: Any, read: Any, analysis: Any, *a: Any
+) -> None:
+    """Render one job's pages as the build would, and record which job and process did."""
+    with open(os.environ[RENDERED], "a") as record:
+        record.write(f"{analysis.summary.job_id} {os.getpid()}\n")
+    JOB_PAGES(pages, writer, read, analysis, *a)
 
 
-PATCH_PAGE = run_contexts.patch_page
+JOB_PAGES = PageRenderer.job_pages
+
+
+def _rendered(record: Path) -> list[str]:
+    """Return the job ids the spy saw rendered, in order, and forget them."""
+    found = [line.split()[0] for line in record.read_text().splitlines()]
+    record.unlink()
+    return found
 
 
 def _hourly_runs(logs: Path, count: int) -> Path:
@@ -571,31 +583,56 @@ def _hourly_runs(logs: Path, count: int) -> Path:
     return logs
 
 
-def test_a_clean_build_splices_run_contexts_in_its_workers(
+def test_each_job_page_is_rendered_once_with_its_run_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Twelve runs of one name: two workers splice their pages, as one process would."""
+    """Twelve runs of one name: each page rendered once, knowing the runs before it."""
     logs = _hourly_runs(tmp_path / "logs", 12)
-    spliced_by = tmp_path / "spliced-by"
-    monkeypatch.setenv(SPLICED_BY, str(spliced_by))
-    monkeypatch.setattr(run_contexts, "patch_page", _recording_patch_page)
+    record = tmp_path / "rendered"
+    monkeypatch.setenv(RENDERED, str(record))
+    monkeypatch.setattr(PageRenderer, "job_pages", _recording_job_pages)
     build(BuildOptions(logs, tmp_path / "alone", workers=1))
-    assert spliced_by.read_text().split() == [str(os.getpid())] * 12
-    spliced_by.unlink()
+    assert sorted(_rendered(record)) == sorted(f"run{n}" for n in range(12))
     build(BuildOptions(logs, tmp_path / "pool", workers=2))
-    pids = spliced_by.read_text().split()
-    assert len(pids) == 12
-    assert str(os.getpid()) not in pids
+    assert sorted(_rendered(record)) == sorted(f"run{n}" for n in range(12))
     assert tree(tmp_path / "pool") == tree(tmp_path / "alone")
-    # Each page has its neighbours' links (the context was spliced, not left out).
     page = (tmp_path / "pool" / "jobs" / "run5" / "index.html").read_text()
-    assert "run4" in page and "run6" in page
-    # A new run, incrementally: one page to splice is not worth forking workers for.
-    spliced_by.unlink()
+    assert 'rel="prev" href="../../jobs/run4/index.html"' in page
+    assert "Compared with the previous successful run" in page and "run6" not in page
+    # A new run, incrementally: its page alone is rendered; the run before it is unchanged.
+    before = tree(tmp_path / "pool")
     write(logs / "run12.eventlog", job_lines("run12", start_ms=BASE_TIME_MS + 12 * HOURLY))
     build(BuildOptions(logs, tmp_path / "pool", workers=2))
-    assert spliced_by.read_text().split() == [str(os.getpid())]
-    assert "run12" in (tmp_path / "pool" / "jobs" / "run11" / "index.html").read_text()
+    assert _rendered(record) == ["run12"]
+    after = tree(tmp_path / "pool")
+    assert after["jobs/run11/index.html"] == before["jobs/run11/index.html"]
+    assert b'rel="prev" href="../../jobs/run11/index.html"' in after["jobs/run12/index.html"]
+
+
+def test_a_run_its_peek_misread_is_rendered_again_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TaskEnd the peek does not count: the next run's page, rendered from it, is redone."""
+    logs = _hourly_runs(tmp_path / "logs", 3)
+    lines = job_lines("run1", start_ms=BASE_TIME_MS + HOURLY)
+    spaced = [
+        line.replace(b'{"ev":"TaskEnd",', b'{"ev": "TaskEnd",', 1) if n == 2 else line
+        for n, line in enumerate(lines)
+    ]
+    assert spaced != lines
+    write(logs / "run1.eventlog", spaced)
+    record = tmp_path / "rendered"
+    monkeypatch.setenv(RENDERED, str(record))
+    monkeypatch.setattr(PageRenderer, "job_pages", _recording_job_pages)
+    build(BuildOptions(logs, tmp_path / "site", workers=1))
+    rendered = _rendered(record)
+    # run2 compares with run1: rendered from the peek's count, then again from the map's.
+    assert sorted(rendered) == ["run0", "run1", "run2", "run2"]
+    attempts = sum(1 for line in lines if b'"TaskEnd"' in line)
+    page = (tmp_path / "site" / "jobs" / "run2" / "index.html").read_text()
+    compared = page[page.index('<tr class="total">') :]
+    compared = compared[: compared.index("</tr>")]
+    assert compared.count(f'<td class="num" data-v="{attempts}">{attempts}</td>') == 2  # and run1
 
 
 def test_baselines_decoded_a_few_at_a_time_give_the_same_contexts(

@@ -232,25 +232,6 @@ class DaskMapper:
         """Return the job directories of logs whose chunk killed its workers."""
         return self._suspects
 
-    def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
-        """Upload again, from the workers, files of jobs they put up (spliced pages)."""
-        uploader = self.shared_uploader
-        if uploader is None or self.direct is None or not files:
-            return {}
-        dask = client(self.address)
-
-        def chunk_of(numbers: list[int]) -> Any:
-            chunk = Opaque([files[n] for n in numbers])
-            return dask.submit(_upload_chunk, uploader, chunk, pure=False)
-
-        sent: dict[str, str] = {}
-        for _, task in _windowed(dask, list(range(len(files))), chunk_of):
-            try:
-                sent.update(task.result())
-            finally:
-                task.release()
-        return sent
-
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
 
@@ -307,20 +288,14 @@ class DaskMapper:
     def each(
         self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
     ) -> Generator[R]:
-        """Yield ``fn(shared, item)`` in order: on the workers when they wrote the staging dir.
-
-        ``shared`` is the renderer the last map sent them; workers that return bytes leave
-        the staging dir to this machine, where ``fn`` runs then.
-        """
-        if self.direct is None or not items:
-            yield from self.here.each(fn, shared, items, alone_below)
+        """Yield ``fn(shared, item)`` in order, on the workers (they reach the logs)."""
+        if not items:
             return
         dask = client(self.address)
-        remote = self.shared
 
         def chunk_of(numbers: list[int]) -> Any:
             chunk = Opaque([items[n] for n in numbers])
-            return dask.submit(_each_chunk, fn, remote, chunk, pure=False)
+            return dask.submit(_each_chunk, fn, shared, chunk, pure=False)
 
         for _, task in _windowed(dask, list(range(len(items))), chunk_of):
             try:
@@ -335,14 +310,6 @@ class DaskMapper:
     def close(self) -> None:
         """Keep the client (a watcher builds again on the same cluster); stop local workers."""
         self.here.close()
-
-
-def _upload_chunk(uploader: Uploader, files: Opaque[list[tuple[str, list[str]]]]) -> dict[str, str]:
-    """Upload files of jobs again (in a worker); return each key's hash."""
-    sent: dict[str, str] = {}
-    for root, rels in files.value:
-        sent.update(uploader.upload_files(Path(root), rels))
-    return sent
 
 
 def _unwrap(opaque: Opaque[T]) -> T:

@@ -53,9 +53,9 @@ class Mapper(Protocol):
     ) -> Generator[R]:
         """Yield ``fn(shared, item)`` for each item in order, run where the map step runs.
 
-        ``fn`` reads and writes the staging dir the last ``map`` wrote into (the run contexts'
-        splicing). Fewer than ``alone_below`` items run in this process when no workers were
-        started for the build.
+        ``fn`` reads logs, as the map step does (the peeks before it), and writes nothing.
+        Fewer than ``alone_below`` items run in this process when no workers were started for
+        the build.
         """
 
     def upload_to(self, make: Callable[[], Uploader]) -> Uploader | None:
@@ -63,13 +63,6 @@ class Mapper(Protocol):
 
         Asked before the map by a bucket target, which then counts on ``suspects`` after it;
         ``make`` reads the whole manifest, so a mapper whose workers do not upload skips it.
-        """
-
-    def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
-        """Upload again files the workers put up and this build changed since (spliced pages).
-
-        ``files``: (staging dir, site paths) pairs. Returns each key's hash (none: no worker
-        uploads).
         """
 
     @property
@@ -128,10 +121,6 @@ class LocalMapper:
     def upload_to(self, make: Callable[[], Uploader]) -> None:
         """Say no: this machine's workers write the local copy, which the sync uploads."""
         return None
-
-    def upload_again(self, files: Sequence[tuple[str, list[str]]]) -> dict[str, str]:
-        """Return nothing: no worker here uploads."""
-        return {}
 
     @property
     def suspects(self) -> set[str]:

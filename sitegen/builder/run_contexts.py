@@ -1,49 +1,47 @@
-"""Run contexts of recurring jobs: which job pages need theirs, and putting it in them.
+"""Run contexts of recurring jobs: foreseen before the map, checked after it.
 
-A job page shows the other runs of its name (previous and next run, a regression, the
-comparison with the previous successful run). The map step renders a page before the
-other runs are known; the reduce step then updates exactly the pages whose run context
-differs from the one they were rendered with (its digest is in the state, as a note's
-is): a new run changes its predecessor's "next run" link, and nothing else's. Only the
-names whose runs this build changed are looked at, from the state's columns. A page this
-build wrote gets the new section spliced in between its markers (no second reading of the
-log: in a clean build every recurring run needs it); a page already published is rendered
-again. The runs themselves come from the state's summaries, not from summaries held.
+A job page shows the runs of its name before it (the previous run, a regression, the
+comparison with the previous successful run). Before the map step, each log to map is peeked
+at (``builder.peek``) and the contexts of the pages it will render are foreseen from the
+peeked runs and the published ones (``foresee``): each page is rendered once, with its
+context. After selection, the trends of the names this build touched are recomputed from the
+state (``update_trends``); a page whose context is not the one it was rendered with is
+rendered again: a run the map step told otherwise than its peek, a run selection left out
+or published anew, a run removed or come in out of order (docs/code-layout.md).
 """
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.builder.state.records import LogOutcome
-from sitegen.builder.state.schema import decode_summary
+import msgspec
+
 from sitegen.builder.state.store import State
 from sitegen.diagnose import recurring
-from sitegen.diagnose.diagnosis import findings_json
-from sitegen.diagnose.recurring import ContextKey, RunContext
+from sitegen.diagnose.recurring import ContextKey, Run, RunContext
 from sitegen.finding import Finding
+from sitegen.model import JobSummary
 from sitegen.publish.writer import SiteWriter
-from sitegen.render import trend_pages, urls
+from sitegen.render import trend_pages
 from sitegen.render.pages import PageRenderer
 from sitegen.render.trend_pages import NameRecord, decode_record, encode_record, name_record
 
 if TYPE_CHECKING:
-    from sitegen.builder.fresh import FreshLogs
-    from sitegen.builder.mappers import Mapper
-    from sitegen.eventlog.logfiles import LogList
+    from pathlib import Path
 
-BEGIN = b"<!--sitegen:runs-->"
-END = b"<!--/sitegen:runs-->"
+    from sitegen.builder.fresh import FreshLogs
+    from sitegen.builder.peek import Peeked
 
 
 class NameUpdate(NamedTuple):
     """What recomputing one touched name's trend found."""
 
-    # Each published run: its log key, its context key (None: the name has one run), and
+    name: str
+    # Each published run: its log key, its context key (None: the name's first run), and
     # whether its page was rendered with another context than that key's.
     runs: list[tuple[str, ContextKey | None, bool]]
     # The start times of the runs whose regression finding came, went or changed.
@@ -68,7 +66,7 @@ def update_trends(
         trend = recurring.trend(name, [r for r, _, _ in rows])
         keys = recurring.context_keys(trend)
         old = before.pop(name, {})
-        update = NameUpdate([], set())
+        update = NameUpdate(name, [], set())
         for run, log_key, rendered in rows:
             key = keys.get(run.job_id)
             update.runs.append((log_key, key, rendered != (key.sha256 if key else "")))
@@ -105,109 +103,48 @@ def full_contexts(state: State, keys: Mapping[int, ContextKey]) -> dict[int, Run
     return {n: made[n] for n in keys}
 
 
+def foresee(
+    state: State, peeked: Mapping[int, Peeked], replaced: AbstractSet[str]
+) -> dict[int, RunContext]:
+    """Return the run context each peeked log's page is to be rendered with, by log index.
+
+    A name's runs are its peeked ones (each taken to be published) and those the state
+    publishes, but the logs mapped again (``replaced``, by key). A baseline's figures come
+    from its peek, or from the state's summary of a published run.
+    """
+    by_name: dict[str, list[int]] = {}
+    for n, (run, _) in peeked.items():
+        if run.job_name:
+            by_name.setdefault(run.job_name, []).append(n)
+    found: dict[int, RunContext] = {}
+    for name in sorted(by_name):
+        mine = by_name[name]
+        runs = [Run(*row) for row, key, _ in state.runs(name) if key not in replaced]
+        runs += [peeked[n][0] for n in mine]
+        keys = recurring.context_keys(recurring.trend(name, runs))
+        figures = {peeked[n][0].job_id: peeked[n][1] for n in mine}
+        wanted = {k.baseline for k in keys.values() if k.baseline and k.baseline not in figures}
+        figures.update(state.summaries(sorted(wanted)) if wanted else {})
+        for n in mine:
+            key = keys.get(peeked[n][0].job_id)
+            baseline = figures.get(key.baseline) if key and key.baseline else None
+            # A baseline with no figures here (ids that collide): none foreseen, and the
+            # check after the map renders the page again with the state's.
+            if key is not None and (baseline is not None or not key.baseline):
+                found[n] = recurring.run_context(key, baseline)
+    return found
+
+
+def forecast(run: Run, summary: JobSummary) -> int:
+    """Return a fingerprint of what the runs after ``run`` take from it (a peek's check)."""
+    told = (run, summary.tasks, summary.input_rows, summary.output_rows, summary.stages)
+    digest = hashlib.blake2b(msgspec.msgpack.encode(told), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
 def stored_records(state: State, names: Iterable[str] | None = None) -> list[NameRecord]:
     """Return the stored figures of ``names`` (default: every name), most runs first."""
     return [decode_record(data) for _, data in state.name_trends(names)]
-
-
-def splice(page: bytes, section: bytes) -> bytes | None:
-    """Return ``page`` with ``section`` between its run markers; None when it has none.
-
-    Text from logs is escaped on the page, so the first marker is the template's own.
-    """
-    start = page.find(BEGIN)
-    end = page.find(END, start)
-    if start < 0 or end < 0:
-        return None  # a page from --templates without the markers: render it again
-    return page[: start + len(BEGIN)] + section + page[end:]
-
-
-# Below this many pages to splice, forking workers (no pool was started for the build) costs
-# more than splicing them in this process, at about 1 ms a page.
-POOL_PAGES = 200
-
-# One job page to splice in a worker: the dir its files are under, the directories they are
-# in, its summary as the state stores it, and its run context (the renderer goes once).
-PatchTask = tuple[str, list[str], bytes, RunContext | None]
-
-
-def spliced_files(job_id: str) -> list[str]:
-    """Return the files of a job ``patch_page`` may change: its page and its findings.json."""
-    return [str(urls.job_page(job_id)), str(urls.findings_file(job_id))]
-
-
-def patch_page(pages: PageRenderer, task: PatchTask) -> int | None:
-    """Splice the run context into a written job page and rewrite its findings.json.
-
-    Return the change of their size (None: the page has no run markers).
-    """
-    root, roots, encoded, context = task
-    summary = decode_summary(encoded)
-    rel = urls.job_page(summary.job_id)
-    old = Path(root, rel).read_bytes()
-    new = splice(old, pages.runs_section(summary, context))
-    if new is None:
-        return None
-    writer = SiteWriter(Path(root), fresh=True, existing=roots)
-    writer.write(rel, new)
-    # findings.json lists the run's regression, as the page does.
-    regression = context.regression if context else None
-    findings = findings_json(summary.job_id, summary.findings, summary.what_if, regression)
-    listed = Path(root, urls.findings_file(summary.job_id))
-    try:
-        before = listed.read_bytes()
-    except FileNotFoundError:
-        before = b""
-    if findings != before:  # most runs have no regression: their list is as the map wrote it
-        writer.write(urls.findings_file(summary.job_id), findings)
-    return len(new) - len(old) + len(findings) - len(before)
-
-
-def patch_pages(
-    pages: PageRenderer,
-    staging: Path,
-    state: State,
-    logs: LogList,
-    written: Iterable[int],
-    fresh: FreshLogs,
-    contexts: Mapping[int, RunContext],
-    mapper: Mapper,
-) -> set[int]:
-    """Splice the run context into pages this build wrote; return those that had no markers.
-
-    The pages are rendered and written where the map step ran (``mapper.each``: this
-    machine's workers, only for ``POOL_PAGES`` or more when none were started early, or the
-    Dask workers that wrote them): a clean build splices every recurring run's page, which in
-    this one process was a fifth of it.
-    Each patched log's new context digest and bytes are recorded in the state, and
-    ``fresh`` follows.
-    """
-    from sitegen.builder.mapstep import part_dir
-
-    order = sorted(written)
-    outcomes: list[LogOutcome] = []
-    tasks: list[PatchTask] = []
-    for n in order:
-        outcome, encoded = state.page_inputs(logs.keys[n])
-        assert encoded is not None  # a written job page is a completed job's
-        root = part_dir(staging, n) if fresh[n].parted else staging
-        outcomes.append(outcome)
-        tasks.append((str(root), outcome.roots, encoded, contexts.get(n)))
-    unpatched = set()
-    # Closed however the loop ends: no worker may still be writing when this returns.
-    with contextlib.closing(mapper.each(patch_page, pages, tasks, POOL_PAGES)) as changes:
-        for n, outcome, change in zip(order, outcomes, changes, strict=True):
-            if change is None:
-                unpatched.add(n)
-                continue
-            context = contexts.get(n)
-            outcome.context_sha256 = context.sha256 if context else ""
-            outcome.bytes += change
-            # Its published flag stays as selection set it (a later chunk may read this run
-            # as the baseline of another).
-            state.set_context(logs.keys[n], outcome)
-            fresh[n] = fresh[n]._replace(bytes=outcome.bytes)
-    return unpatched
 
 
 def discard_renders(

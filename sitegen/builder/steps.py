@@ -1,7 +1,8 @@
 """A build that maps what changed: a full build and an incremental one, and what they share.
 
-Both map the logs the plan picked, select what the site keeps, splice run contexts into the
-pages whose context changed, render again the pages selection newly publishes, and reduce.
+Both foresee the run contexts of the logs the plan picked and map them, select what the site
+keeps, render again the pages whose context is not the one foreseen and those selection newly
+publishes, and reduce.
 They differ only where they must, each an implementation of ``BuildSteps`` chosen once
 (``map_and_publish``): a ``FullBuild`` writes a new state and swaps a whole new site in; an
 ``UpdateBuild`` updates the published state and site in place.
@@ -9,6 +10,7 @@ They differ only where they must, each an implementation of ``BuildSteps`` chose
 
 from __future__ import annotations
 
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,13 +20,16 @@ from typing import TYPE_CHECKING
 from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
+from sitegen.builder.peek import peek
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
 from sitegen.builder.reduce import DataChange, reduce
 from sitegen.builder.report import BuildReport
 from sitegen.builder.selection import Selection
 from sitegen.builder.state.records import Chosen, LogOutcome
+from sitegen.builder.state.schema import run_source
 from sitegen.builder.state.store import State
 from sitegen.builder.state.writes import Put
+from sitegen.diagnose.recurring import Run
 from sitegen.layout import STATE_NAME
 from sitegen.publish.writer import Publication, SiteWriter
 
@@ -33,8 +38,9 @@ if TYPE_CHECKING:
     from sitegen.diagnose.recurring import ContextKey, RunContext
     from sitegen.render.pages import PageRenderer
 
-# Run contexts made (their baselines' summaries decoded) and spliced in at a time.
-CONTEXT_CHUNK = 1000
+# Below this many logs to peek at, forking workers (none were started for the build) costs
+# more than peeking in this process, at about 0.1 ms a small log.
+PEEK_ALONE_BELOW = 1000
 # Mapped logs put into the state at a time.
 PUT_CHUNK = 500
 
@@ -63,8 +69,10 @@ class BuildSteps(ABC):
         self.mapped: set[int] = set()
         # Logs to render again, with their run context.
         self.again: dict[int, ContextKey | None] = {}
-        # Pages this build wrote that get a new run context spliced in, with its key.
-        self.pending: dict[int, ContextKey | None] = {}
+        # Each peeked log's job id, name and forecast (``run_contexts.forecast``) until it is
+        # mapped; the runs (id: name) whose peek the map step told otherwise.
+        self.forecasts: dict[int, tuple[str, str, int]] = {}
+        self.misread: dict[str, str] = {}
         self.writer = SiteWriter(self.staging, fresh=True)
         # Mapped logs not yet put into the state (put a chunk at a time).
         self.puts: list[Put] = []
@@ -95,6 +103,9 @@ class BuildSteps(ABC):
             outcome.bytes,
             parted,
         )
+        told = self.forecasts.pop(n, None)
+        if told is not None:
+            self.check_forecast(told, outcome)
         known = self.known_before(n)
         if outcome.uploaded:
             self.uploaded.update(outcome.uploaded)
@@ -102,6 +113,18 @@ class BuildSteps(ABC):
         self.puts.append(Put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known))
         if len(self.puts) >= PUT_CHUNK:
             self.flush()
+
+    def check_forecast(self, told: tuple[str, str, int], outcome: LogOutcome) -> None:
+        """Note a run whose peek the map step told otherwise: pages compared with it are redone."""
+        job_id, name, fingerprint = told
+        summary = outcome.summary
+        source = run_source(outcome.sha256, outcome.file)
+        if summary is None or fingerprint != run_contexts.forecast(
+            Run.of(summary, source), summary
+        ):
+            self.misread[job_id] = name
+            if summary is not None:
+                self.misread[summary.job_id] = summary.job_name
 
     def flush(self) -> None:
         """Put the logs recorded since the last flush into the state."""
@@ -128,7 +151,20 @@ class BuildSteps(ABC):
         self.state.forget(run.gone)
         self.state.set_renamed(run.renamed, run.gone)
         self.state.touch(run.moved)
-        self.map_logs(run.todo, progress=progress)
+        self.map_logs(run.todo, progress=progress, contexts=self.foresee(run.todo))
+
+    def foresee(self, which: Sequence[int]) -> dict[int, RunContext]:
+        """Peek at the logs at ``which``; return the run contexts their pages are to have."""
+        run = self.run
+        logs = [run.logs[n] for n in which]
+        with contextlib.closing(
+            run.mapper.each(peek, self.pages.limits, logs, PEEK_ALONE_BELOW)
+        ) as peeks:
+            peeked = {n: found for n, found in zip(which, peeks, strict=True) if found}
+        for n, (told, summary) in peeked.items():
+            self.forecasts[n] = (told.job_id, told.job_name, run_contexts.forecast(told, summary))
+        replaced = {run.logs.keys[n] for n in which}
+        return run_contexts.foresee(self.state, peeked, replaced)
 
     def select(self) -> tuple[Chosen, set[int]]:
         """Select what the site keeps, record it; return it and the logs to render late."""
@@ -183,59 +219,36 @@ class BuildSteps(ABC):
         """Publish the site; return the site-wide files and bytes that reached it."""
 
     def retrend(self, names: list[str] | set[str], late: set[int]) -> set[int]:
-        """Recompute the trends of ``names``; splice or render again the pages they change.
+        """Recompute the trends of ``names``; note the pages to render again for them.
 
-        Pages this build wrote get the new run context spliced in, a chunk at a time; pages
-        already published (and newly published ones, ``late``) are rendered again. Returns the
-        start times of the runs whose regression findings changed.
+        A page is rendered again when its context is not the one it was rendered with (a
+        run removed, left out, published anew or come in out of order), when this build
+        rendered it comparing with a run whose peek the map step told otherwise
+        (``misread``: the key names the baseline, not its figures), and when selection newly
+        publishes it (``late``). Returns the start times of the runs whose regression
+        findings changed.
         """
         index = self.run.logs.position
         self.again.update(dict.fromkeys(late))
         moments: set[int] = set()
+        names = {*names, *filter(None, self.misread.values())}
         for update in run_contexts.update_trends(self.state, names, self.pages, self.writer):
             moments |= update.moments
             for key, context_key, stale in update.runs:
                 n = index(key)
-                if n in late:
+                misread = n in self.fresh and context_key and context_key.baseline in self.misread
+                if n in late or stale or misread:
                     self.again[n] = context_key
-                elif stale:
-                    (self.pending if n in self.fresh else self.again)[n] = context_key
-            if len(self.pending) >= CONTEXT_CHUNK:
-                self._splice()
-        self._splice()
         return moments
-
-    def _splice(self) -> None:
-        """Splice the pending run contexts into the pages this build wrote."""
-        run, state, pending = self.run, self.state, self.pending
-        contexts = run_contexts.full_contexts(state, _with_context(pending))
-        unpatched = run_contexts.patch_pages(
-            self.pages,
-            self.staging,
-            state,
-            run.logs,
-            pending,
-            self.fresh,
-            contexts,
-            run.mapper,
-        )
-        run_contexts.discard_renders(self.pages, self.staging, unpatched, self.fresh)
-        self.again.update((n, pending[n]) for n in unpatched)
-        # A job the workers put in the bucket has its page changed now: they put it up again.
-        spliced = []
-        for n in sorted(pending.keys() & self.uploaded_logs - unpatched):
-            job_id = self.fresh[n].job_id
-            if job_id is not None:
-                spliced.append((str(self.staging), run_contexts.spliced_files(job_id)))
-        self.uploaded.update(run.mapper.upload_again(spliced))
-        pending.clear()
 
     def render_again(self) -> None:
         """Map again the logs whose pages a new context or publication needs rendered."""
         run = self.run
-        # The workers spliced the pages; idle through the reduce, they would count with what
-        # this process holds then. The few logs rendered again rarely need a pool.
+        # Idle through the reduce, the workers would count with what this process holds then.
+        # The few logs rendered again rarely need a pool.
         run.mapper.rest()
+        written = [n for n in self.again if n in self.fresh]
+        run_contexts.discard_renders(self.pages, self.staging, written, self.fresh)
         contexts = run_contexts.full_contexts(self.state, _with_context(self.again))
         self.map_logs(sorted(self.again), contexts=contexts)
 

@@ -300,7 +300,6 @@ class ContextKey(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """
 
     previous: str | None = None
-    next: str | None = None
     regression: Finding | None = None
     baseline: str | None = None
     baseline_source: str | None = None
@@ -312,20 +311,25 @@ class ContextKey(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
 
 def context_keys(trend: NameTrend) -> dict[str, ContextKey]:
-    """Return the context key of every run of a name with more than one run, by job id."""
-    runs = trend.runs
+    """Return the context key of every run of a name but its first, by job id.
+
+    A run's context is made of the runs before it only (no "next run"): a new run changes no
+    earlier run's page, so pages published before are not rendered again for it, and a build
+    knows a run's context before its page is rendered (``builder/foresight.py``). The first
+    run has none (nothing came before it), as a name's only run.
+    """
     keys: dict[str, ContextKey] = {}
-    if len(runs) < 2:
-        return keys
+    previous: Run | None = None
     baseline: Run | None = None
-    for n, job in enumerate(runs):
-        keys[job.job_id] = ContextKey(
-            previous=runs[n - 1].job_id if n else None,
-            next=runs[n + 1].job_id if n + 1 < len(runs) else None,
-            regression=trend.regressions.get(job.job_id),
-            baseline=baseline.job_id if baseline else None,
-            baseline_source=baseline.source if baseline else None,
-        )
+    for job in trend.runs:
+        if previous is not None:
+            keys[job.job_id] = ContextKey(
+                previous=previous.job_id,
+                regression=trend.regressions.get(job.job_id),
+                baseline=baseline.job_id if baseline else None,
+                baseline_source=baseline.source if baseline else None,
+            )
+        previous = job
         if job.succeeded:
             baseline = job
     return keys
@@ -334,8 +338,9 @@ def context_keys(trend: NameTrend) -> dict[str, ContextKey]:
 class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """What a recurring run's page shows about the other runs of its name.
 
-    Computed in the reduce step; the job page is rendered with it, and rendered again
-    when its key changes (the key's digest is kept in the state, as a note's is).
+    Foreseen before the map step (``builder/foresight.py``), the job page is rendered with
+    it; the reduce step checks it against the published runs and renders the page again when
+    its key changed (the key's digest is kept in the state, as a note's is).
     """
 
     key: ContextKey
@@ -350,11 +355,6 @@ class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     def previous(self) -> str | None:
         """Return the previous run's job id."""
         return self.key.previous
-
-    @property
-    def next(self) -> str | None:
-        """Return the next run's job id."""
-        return self.key.next
 
     @property
     def regression(self) -> Finding | None:
@@ -389,7 +389,7 @@ def run_context(key: ContextKey, baseline: JobSummary | None) -> RunContext:
 def run_contexts(
     found: Iterable[NameTrend], summaries: Mapping[str, JobSummary]
 ) -> dict[str, RunContext]:
-    """Return the context of every run of a name with more than one run, by job id.
+    """Return the context of every run of a name but its first, by job id.
 
     ``summaries`` holds (at least) the summary of each baseline run, by job id.
     """

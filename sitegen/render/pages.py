@@ -31,7 +31,6 @@ from sitegen.render.links import Linker
 from sitegen.render.listing import ListPage, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
-from sitegen.render.runs import StageChange, compare
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
@@ -40,14 +39,6 @@ from sitegen.text.htmlsafe import esc
 from sitegen.text.shorten import Whole
 
 JOBS_PER_EXECUTOR = 50
-
-
-@dataclass(frozen=True)
-class RunsView:
-    """What ``_runs.html`` reads from the job page, for rendering that section alone."""
-
-    context: RunContext | None
-    comparison: list[StageChange]
 
 
 @dataclass
@@ -296,15 +287,6 @@ class PageRenderer:
                         fragments=[rows],
                     ),
                 )
-
-    def runs_section(self, summary: JobSummary, context: RunContext | None) -> bytes:
-        """Render a job page's "Runs of this job" section alone, as the page includes it."""
-        view = RunsView(
-            context, compare(summary.stages, context.baseline_stages) if context else []
-        )
-        link = Linker(urls.job_page(summary.job_id))
-        template = self.env.get_template("_runs.html")
-        return template.render(u=link, s=summary, job=view).encode()
 
     def front_page(
         self,

@@ -64,9 +64,8 @@ COMPARED: tuple[tuple[str, Callable[[int | None], Markup]], ...] = (
 def comparison_rows(rows: Sequence[StageChange]) -> Markup:
     """Return the comparison table's stage rows, as ``_runs.html`` printed them cell by cell.
 
-    Built as one string: the section is rendered again for every recurring run a full build
-    writes (its run context is known only after the map step), and its template loop was
-    most of that.
+    Built as one string: every recurring run's page has the section, and its template loop
+    was most of rendering it.
     """
     out = []
     for row in rows:

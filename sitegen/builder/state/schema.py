@@ -259,6 +259,11 @@ RUN_COLUMNS = (
 )
 
 
+def run_source(sha256: str, key: str) -> str:
+    """Return a run's ``source`` as ``RUN_COLUMNS`` makes it: its log's digest, then its key."""
+    return sha256 + key
+
+
 def chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     """Split ``items`` into lists SQLite takes as bound parameters (at most 500)."""
     for start in range(0, len(items), 500):

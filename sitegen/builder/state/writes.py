@@ -106,17 +106,6 @@ class Writes(Base):
         self._meta({"site_bytes": str(size), "site_file_sizes": encode_json(sizes).decode()})
         return size
 
-    def set_context(self, key: str, outcome: LogOutcome) -> None:
-        """Record a log's job page spliced with a new run context: its digest and bytes."""
-        # Two columns and the outcome blob: recording the whole log again (summary, executors,
-        # failures) cost a full build 0.7 ms a recurring run, in the one main process.
-        self.db.execute(
-            "UPDATE log SET context_sha256 = ?, bytes = ? WHERE key = ?",
-            (outcome.context_sha256, outcome.bytes, key),
-        )
-        blob = encode(msgspec.structs.replace(outcome, summary=None))
-        self.db.execute("UPDATE blob SET outcome = ? WHERE key = ?", (blob, key))
-
     def put_many(self, puts: Sequence[Put]) -> None:
         """Record logs as built now (replacing what was known of those ``known``)."""
         # One executemany per table for a chunk of logs: a full build recorded each log with

@@ -1,0 +1,85 @@
+"""A log's run as its JobEnd record tells it, read before the map step (``foresight``).
+
+A job page shows the runs before it (``diagnose.recurring.context_keys``), so its context is
+known once every run of its name is: before the map, each log to map is peeked at for what a
+trend and a comparison need of it (its times, status, rows and stage figures, all in the
+``JobEnd`` payloads; its TaskEnd records counted, not decoded; its digest). That skips what
+makes the map step dear: decoding the TaskEnd records, the diagnosis, the pages. A peek is a
+forecast: the map step's own summary has the last word, and a run it tells otherwise is
+rendered again (``foresight.Foresight.misread``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+from sitegen.builder.state.identity import log_digest
+from sitegen.builder.state.schema import run_source
+from sitegen.diagnose.analysis import summarize
+from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.diagnose.recurring import Run
+from sitegen.eventlog import dotgraph, payload, schema
+from sitegen.eventlog.limits import LogLimits
+from sitegen.eventlog.logfiles import LogFile
+from sitegen.eventlog.rawlog import CHUNK, hold
+from sitegen.eventlog.reader import TASK_END_PREFIX, LogRead, open_log
+from sitegen.model import Classification, JobSummary
+
+# A peeked run: as ``Run.of`` makes it from the map's summary and digest, and the summary's
+# figures a later run compares with (times, task attempts, rows, stages).
+Peeked = tuple[Run, JobSummary]
+
+
+def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
+    """Return the run a log's JobEnd record tells, None when it cannot tell (the map will)."""
+    if log.skip or log.size > limits.max_log_bytes:
+        return None
+    held = hold(log.path, log.size)
+    try:
+        if held is not None:
+            last, tasks = _last_line([held])
+        else:
+            with open_log(log.path, limits) as stream:
+                last, tasks = _last_line(_chunks(stream))
+        if not last.startswith(b'{"ev":"JobEnd"'):
+            return None
+        end = schema.JOB_END_RECORD_DECODER.decode(last).data
+        stages = payload.stages(end.stages)
+        edges = dotgraph.parse(end.dot).stage_edges()
+    except Exception:  # a damaged archive, a bad payload, a vanished log: anything
+        return None  # the map step meets it again, and says what is wrong
+    summary = summarize(LogRead(log.path, Classification.COMPLETED, job_end=end), log.key)
+    summary.tasks = tasks
+    summary.stages = stage_figures(stages)
+    summary.input_rows, summary.output_rows = job_rows(summary.stages, edges)
+    return Run.of(summary, run_source(log_digest(log.path, held), log.key)), summary
+
+
+def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    """Yield a stream in ``CHUNK``-sized reads."""
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+def _last_line(chunks: Iterable[bytes]) -> tuple[bytes, int]:
+    """Return the last line of the bytes (no line end) and how many lines are TaskEnd records.
+
+    Counted by their prefix, as the reader's fast path knows them: a TaskEnd of another
+    spelling is not counted, and the map step's count then tells the run otherwise.
+    """
+    count = 0
+    last = pending = b""
+    for chunk in chunks:
+        data = pending + chunk
+        cut = data.rfind(b"\n") + 1
+        whole, pending = data[:cut], data[cut:]
+        if whole:
+            count += whole.startswith(TASK_END_PREFIX) + whole.count(b"\n" + TASK_END_PREFIX)
+            lines = whole.rstrip(b"\r\n")
+            if lines:
+                last = lines[lines.rfind(b"\n") + 1 :]
+    if pending.strip():  # a last line with no line end
+        count += pending.startswith(TASK_END_PREFIX)
+        last = pending
+    return last.rstrip(b"\r"), count
