@@ -250,7 +250,7 @@ class DaskMapper:
             return
         dask = client(self.address)
         direct = self.direct = str(staging) if shares_output(dask, staging) else None
-        contexts = contexts or {}
+        contexts = {} if contexts is None else contexts
         # The renderer goes to the workers once, not with each task: as the result of a task,
         # not scattered, so that when the workers holding it die (a log that kills every
         # worker mapping it) the scheduler makes it again; scattered data is lost for good

@@ -468,7 +468,7 @@ def map_logs(
     """
     # Each log's arguments are made as its chunk is submitted: a list of them for every log
     # lived as long as the build (6 MB of a full build at 100,000 logs).
-    tasks = _Tasks(logs, which, staging, pages, contexts or {})
+    tasks = _Tasks(logs, which, staging, pages, {} if contexts is None else contexts)
     with pool_map(_process_star, tasks, workers, pool, killed_outcome, forget_claim) as outcomes:
         for n, (outcome, parted) in zip(which, outcomes, strict=True):
             on_result(n, outcome, parted)

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from sitegen.builder.fresh import FreshLogs
-    from sitegen.builder.peek import Peeked
 
 
 class NameUpdate(NamedTuple):
@@ -103,43 +102,65 @@ def full_contexts(state: State, keys: Mapping[int, ContextKey]) -> dict[int, Run
     return {n: made[n] for n in keys}
 
 
-def foresee(
-    state: State, peeked: Mapping[int, Peeked], replaced: AbstractSet[str]
-) -> dict[int, RunContext]:
-    """Return the run context each peeked log's page is to be rendered with, by log index.
+class Foreseen(Mapping[int, RunContext]):
+    """The run context each peeked log's page is to be rendered with, by log index.
 
-    A name's runs are its peeked ones (each taken to be published) and those the state
-    publishes, but the logs mapped again (``replaced``, by key). A baseline's figures come
-    from its peek, or from the state's summary of a published run.
+    Made a name at a time as the map step asks (``get``), from the peeked runs (each taken to
+    be published) and those the state publishes, but the logs mapped again (those peeked at,
+    and ``unpeeked``, by key); a baseline's figures come from its peek, or from the state's
+    summary of a published run. Only the name asked for last is held: the map asks for a
+    name's runs together (``State.peeked_in_name_order``).
     """
-    by_name: dict[str, list[int]] = {}
-    for n, (run, _) in peeked.items():
-        if run.job_name:
-            by_name.setdefault(run.job_name, []).append(n)
-    found: dict[int, RunContext] = {}
-    for name in sorted(by_name):
-        mine = by_name[name]
-        runs = [Run(*row) for row, key, _ in state.runs(name) if key not in replaced]
-        runs += [peeked[n][0] for n in mine]
+
+    def __init__(self, state: State, unpeeked: AbstractSet[str]) -> None:
+        self.state = state
+        self.unpeeked = unpeeked
+        self.name: str | None = None
+        self.made: dict[int, RunContext] = {}
+
+    def __getitem__(self, n: int) -> RunContext:
+        """Return the ``n``-th log's foreseen context (KeyError: none, or not peeked)."""
+        if n not in self.made:
+            name = self.state.peeked_name(n)
+            if name and name != self.name:
+                self.name, self.made = name, self._contexts(name)
+        return self.made[n]
+
+    def __iter__(self) -> Iterator[int]:
+        """Yield the logs with a foreseen context (making every name's: the map asks by ``get``)."""
+        for name in self.state.peeked_names():
+            yield from self._contexts(name)
+
+    def __len__(self) -> int:
+        """Return how many logs have a foreseen context."""
+        return sum(1 for _ in self)
+
+    def _contexts(self, name: str) -> dict[int, RunContext]:
+        """Return the foreseen contexts of the peeked runs of ``name``."""
+        state = self.state
+        peeked = list(state.peeked_runs(name))
+        runs = [Run(*row) for row, key, _ in state.runs(name, True) if key not in self.unpeeked]
+        runs += [Run(*row) for _, row, _ in peeked]
         keys = recurring.context_keys(recurring.trend(name, runs))
-        figures = {peeked[n][0].job_id: peeked[n][1] for n in mine}
+        figures = {row[0]: summary for _, row, summary in peeked}
         wanted = {k.baseline for k in keys.values() if k.baseline and k.baseline not in figures}
         figures.update(state.summaries(sorted(wanted)) if wanted else {})
-        for n in mine:
-            key = keys.get(peeked[n][0].job_id)
+        made: dict[int, RunContext] = {}
+        for n, row, _ in peeked:
+            key = keys.get(row[0])
             baseline = figures.get(key.baseline) if key and key.baseline else None
             # A baseline with no figures here (ids that collide): none foreseen, and the
             # check after the map renders the page again with the state's.
             if key is not None and (baseline is not None or not key.baseline):
-                found[n] = recurring.run_context(key, baseline)
-    return found
+                made[n] = recurring.run_context(key, baseline)
+        return made
 
 
 def forecast(run: Run, summary: JobSummary) -> int:
     """Return a fingerprint of what the runs after ``run`` take from it (a peek's check)."""
     told = (run, summary.tasks, summary.input_rows, summary.output_rows, summary.stages)
     digest = hashlib.blake2b(msgspec.msgpack.encode(told), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
+    return int.from_bytes(digest, "big") >> 1  # a SQLite integer
 
 
 def stored_records(state: State, names: Iterable[str] | None = None) -> list[NameRecord]:

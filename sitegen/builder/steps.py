@@ -13,23 +13,26 @@ from __future__ import annotations
 import contextlib
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
-from sitegen.builder.peek import peek
+from sitegen.builder.peek import Peeked, peek
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
 from sitegen.builder.reduce import DataChange, reduce
 from sitegen.builder.report import BuildReport
+from sitegen.builder.run_contexts import forecast
 from sitegen.builder.selection import Selection
+from sitegen.builder.state.peeks import PeekRow
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import run_source
 from sitegen.builder.state.store import State
 from sitegen.builder.state.writes import Put
 from sitegen.diagnose.recurring import Run
+from sitegen.eventlog.logfiles import LogsAt
 from sitegen.layout import STATE_NAME
 from sitegen.publish.writer import Publication, SiteWriter
 
@@ -69,9 +72,9 @@ class BuildSteps(ABC):
         self.mapped: set[int] = set()
         # Logs to render again, with their run context.
         self.again: dict[int, ContextKey | None] = {}
-        # Each peeked log's job id, name and forecast (``run_contexts.forecast``) until it is
-        # mapped; the runs (id: name) whose peek the map step told otherwise.
-        self.forecasts: dict[int, tuple[str, str, int]] = {}
+        # Whether each log's peek waits to be checked against its map (by log index: 1 byte a
+        # log), and the runs (id: name) whose peek the map step told otherwise.
+        self.peeked = bytearray(len(run.logs))
         self.misread: dict[str, str] = {}
         self.writer = SiteWriter(self.staging, fresh=True)
         # Mapped logs not yet put into the state (put a chunk at a time).
@@ -103,9 +106,9 @@ class BuildSteps(ABC):
             outcome.bytes,
             parted,
         )
-        told = self.forecasts.pop(n, None)
-        if told is not None:
-            self.check_forecast(told, outcome)
+        if self.peeked[n]:
+            self.peeked[n] = 0
+            self.check_forecast(n, outcome)
         known = self.known_before(n)
         if outcome.uploaded:
             self.uploaded.update(outcome.uploaded)
@@ -114,8 +117,10 @@ class BuildSteps(ABC):
         if len(self.puts) >= PUT_CHUNK:
             self.flush()
 
-    def check_forecast(self, told: tuple[str, str, int], outcome: LogOutcome) -> None:
+    def check_forecast(self, n: int, outcome: LogOutcome) -> None:
         """Note a run whose peek the map step told otherwise: pages compared with it are redone."""
+        told = self.state.peeked_forecast(n)
+        assert told is not None
         job_id, name, fingerprint = told
         summary = outcome.summary
         source = run_source(outcome.sha256, outcome.file)
@@ -151,20 +156,37 @@ class BuildSteps(ABC):
         self.state.forget(run.gone)
         self.state.set_renamed(run.renamed, run.gone)
         self.state.touch(run.moved)
-        self.map_logs(run.todo, progress=progress, contexts=self.foresee(run.todo))
+        contexts, order = self.foresee(run.todo)
+        self.map_logs(order, progress=progress, contexts=contexts)
 
-    def foresee(self, which: Sequence[int]) -> dict[int, RunContext]:
-        """Peek at the logs at ``which``; return the run contexts their pages are to have."""
+    def foresee(self, which: Sequence[int]) -> tuple[run_contexts.Foreseen, list[int]]:
+        """Peek at the logs at ``which``: their pages' run contexts, and the order to map them.
+
+        The peeked runs wait in the state (``State.put_peeks``); the contexts are made a name
+        at a time as the map asks, so the logs are mapped a name's runs together.
+        """
         run = self.run
-        logs = [run.logs[n] for n in which]
+        logs = LogsAt(run.logs, which)
         with contextlib.closing(
             run.mapper.each(peek, self.pages.limits, logs, PEEK_ALONE_BELOW)
         ) as peeks:
-            peeked = {n: found for n, found in zip(which, peeks, strict=True) if found}
-        for n, (told, summary) in peeked.items():
-            self.forecasts[n] = (told.job_id, told.job_name, run_contexts.forecast(told, summary))
-        replaced = {run.logs.keys[n] for n in which}
-        return run_contexts.foresee(self.state, peeked, replaced)
+            self.state.put_peeks(self._peek_rows(which, peeks))
+        named = self.state.peeked_in_name_order()
+        listed = bytearray(len(run.logs))
+        for n in named:
+            listed[n] = 1
+        unpeeked = {run.logs.keys[n] for n in which if not self.peeked[n]}
+        order = named + [n for n in which if not listed[n]]
+        return run_contexts.Foreseen(self.state, unpeeked), order
+
+    def _peek_rows(self, which: Sequence[int], peeks: Iterable[Peeked | None]) -> Iterator[PeekRow]:
+        """Yield the state's row of each log that could be peeked at, noting it as peeked."""
+        keys = self.run.logs.keys
+        for n, found in zip(which, peeks, strict=True):
+            if found:
+                told, summary = found
+                self.peeked[n] = 1
+                yield n, keys[n], told, summary, forecast(told, summary)
 
     def select(self) -> tuple[Chosen, set[int]]:
         """Select what the site keeps, record it; return it and the logs to render late."""

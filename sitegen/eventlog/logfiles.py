@@ -220,3 +220,25 @@ class LogList(Sequence[LogFile]):
             if n < end and self.keys[n] == key:
                 return n
         raise KeyError(key)
+
+
+class LogsAt(Sequence[LogFile]):
+    """The logs of a ``LogList`` at some positions, each ``LogFile`` made when asked for."""
+
+    def __init__(self, logs: LogList, which: Sequence[int]) -> None:
+        self.logs = logs
+        self.which = which
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    @overload
+    def __getitem__(self, n: int) -> LogFile: ...
+
+    @overload
+    def __getitem__(self, n: slice) -> list[LogFile]: ...
+
+    def __getitem__(self, n: int | slice) -> LogFile | list[LogFile]:
+        if isinstance(n, slice):
+            return [self.logs[i] for i in self.which[n]]
+        return self.logs[self.which[n]]

@@ -111,15 +111,18 @@ class ReduceQueries(Base):
         )
         return [name for (name,) in rows]
 
-    def runs(self, name: str) -> list[tuple[RunRow, str, str]]:
+    def runs(self, name: str, unpeeked: bool = False) -> list[tuple[RunRow, str, str]]:
         """Return the published runs of a name, oldest first, with their log key and context.
 
-        A run's columns are those of ``diagnose.recurring.Run``.
+        A run's columns are those of ``diagnose.recurring.Run``. ``unpeeked``: only those of
+        logs not peeked at for this build's map (``Peeks``), which replaces them.
         """
         rows = self.db.execute(
             f"SELECT {RUN_COLUMNS}, key, context_sha256 FROM log "
             # job_name <> '' as the index's condition says: else SQLite cannot use it.
-            "WHERE published AND job_name <> '' AND job_name = ? ORDER BY start_time, job_id",
+            "WHERE published AND job_name <> '' AND job_name = ? "
+            + ("AND key NOT IN (SELECT key FROM temp.peek) " if unpeeked else "")
+            + "ORDER BY start_time, job_id",
             (name,),
         )
         return [

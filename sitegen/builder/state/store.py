@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from sitegen.builder.state.data import DataRows
+from sitegen.builder.state.peeks import Peeks
 from sitegen.builder.state.plan import PlanQueries
 from sitegen.builder.state.queries import ReduceQueries
 from sitegen.builder.state.schema import FORMAT, SCHEMA
@@ -14,7 +15,7 @@ from sitegen.layout import STATE_NAME
 from sitegen.version import __version__
 
 
-class State(PlanQueries, Writes, ReduceQueries, DataRows):
+class State(PlanQueries, Writes, ReduceQueries, DataRows, Peeks):
     """An open state database: what the planner, the build's writes and the reduce use."""
 
     @classmethod
