@@ -124,9 +124,7 @@ class BuildSteps(ABC):
         job_id, name, fingerprint = told
         summary = outcome.summary
         source = run_source(outcome.sha256, outcome.file)
-        if summary is None or fingerprint != run_contexts.forecast(
-            Run.of(summary, source), summary
-        ):
+        if summary is None or fingerprint != forecast(Run.of(summary, source), summary):
             self.misread[job_id] = name
             if summary is not None:
                 self.misread[summary.job_id] = summary.job_name
