@@ -14,18 +14,27 @@ one-liners read it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import orjson
 
 from sitegen.builder.state.data import DataFile
 from sitegen.builder.state.store import State
-from sitegen.finding import Finding
+from sitegen.finding import Finding, FindingSeverity
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import urls
 from sitegen.render.parquet import schema_json, table_parquet
 from sitegen.render.tableblob import decode_tables
-from sitegen.render.tables import TABLES, with_findings
+from sitegen.render.tables import (
+    INT64,
+    NULL,
+    TABLES,
+    TIMESTAMP,
+    JobTables,
+    findings_columns,
+    table_part,
+)
 
 # A segment's bounds: the newest one fills up to these, then a new one starts. A new log
 # rewrites at most this much of each table; a query of all of tasks fetches its files.
@@ -108,3 +117,43 @@ def manifest(files: Iterable[DataFile]) -> bytes:
         entry = {"path": f.path.removeprefix(f"{DATA_DIR}/"), "rows": f.rows, "bytes": f.bytes}
         found["tables"][f.table]["files"].append(entry)
     return orjson.dumps(found, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def with_findings(tables: JobTables, extra: Sequence[Finding]) -> JobTables:
+    """Return a job's rows with ``extra`` findings listed too, in findings.json's order.
+
+    The build adds the run's regression (found from the other runs of its name, after the map
+    step made the rows) as findings.json lists it: the job's count and worst severity follow.
+    """
+    names = [c.name for c in TABLES["findings"][1:]]
+    own = tables.as_lists("findings")
+    added = JobTables(
+        tables.job_id, parts={"findings": table_part("findings", findings_columns(extra))}
+    )
+    more = added.as_lists("findings")
+    rows = list(zip(*(own[n] + more[n] for n in names), strict=True))
+
+    def order(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        # most_severe_first's key, on a row's values.
+        kind, severity, _, stage, task, executor = row[:6]
+        rank = FindingSeverity(severity).rank
+        return (
+            -rank,
+            kind,
+            -1 if stage is None else stage,
+            -1 if task is None else task,
+            executor or "",
+        )
+
+    rows.sort(key=order)
+    columns: dict[str, list[Any]] = {}
+    for n, column in enumerate(TABLES["findings"][1:]):
+        values = [row[n] for row in rows]
+        if column.type in (INT64, TIMESTAMP):
+            values = [NULL if v is None else v for v in values]
+        columns[column.name] = values
+    severities = [FindingSeverity(row[1]) for row in rows]
+    worst = max(severities, key=lambda s: s.rank).value if severities else None
+    jobs = {**tables.columns("jobs"), "findings": [len(rows)], "worst_severity": [worst]}
+    parts = {"jobs": table_part("jobs", jobs), "findings": table_part("findings", columns)}
+    return JobTables(tables.job_id, parts={**tables.parts, **parts})

@@ -7,12 +7,24 @@ extra has no ``data/`` (docs/data.md).
 from __future__ import annotations
 
 import importlib
-from array import array
+import struct
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from sitegen.errors import UsageError
-from sitegen.render.tables import DOUBLE, INT64, NULL, STRING, TABLES, TIMESTAMP, JobTables
+from sitegen.render.tables import (
+    BY_ROW,
+    DOUBLE,
+    INT64,
+    NULL,
+    NUMBER_NAMES,
+    STRING,
+    TABLES,
+    TIMESTAMP,
+    JobTables,
+    Part,
+)
 
 # data/manifest.json's layout.
 MANIFEST_FORMAT = 1
@@ -48,17 +60,21 @@ def schema_json() -> dict[str, Any]:
 
 
 def _pyarrow() -> tuple[Any, Any, Any]:
-    """Return pyarrow, pyarrow.compute and pyarrow.parquet; say how to install them if missing."""
+    """Return pyarrow, its ``call_function`` and pyarrow.parquet; say how to install them."""
     try:
-        return (
-            importlib.import_module("pyarrow"),
-            importlib.import_module("pyarrow.compute"),
-            importlib.import_module("pyarrow.parquet"),
-        )
+        pa = importlib.import_module("pyarrow")
+        pq = importlib.import_module("pyarrow.parquet")
     except ImportError:
         raise UsageError(
             "the SQL tables (data/) need pyarrow: pip install 'sitegen[sql]'"
         ) from None
+    try:
+        # The compute functions without pyarrow.compute, whose import (a wrapper made for each
+        # function) took 78 ms of CPU, 40 us a job of a build of 2,000.
+        call = importlib.import_module("pyarrow._compute").call_function
+    except (ImportError, AttributeError):
+        call = importlib.import_module("pyarrow.compute").call_function
+    return pa, call, pq
 
 
 def arrow_type(pa: Any, name: str) -> Any:
@@ -77,21 +93,27 @@ def table_parquet(table: str, jobs: Sequence[JobTables]) -> bytes:
 
     The same rows give the same bytes (with the same pyarrow): no write time, no pandas metadata.
     """
-    pa, pc, pq = _pyarrow()
+    pa, call, pq = _pyarrow()
     columns = TABLES[table]
-    # job_id is held once a job: repeated here, in C.
-    ids = [pa.repeat(pa.scalar(job.job_id, pa.string()), job.rows(table)) for job in jobs]
-    arrays = [pa.concat_arrays(ids) if ids else pa.array([], pa.string())]
-    for n, column in enumerate(columns[1:]):
+    parts = [job.parts[table] for job in jobs]
+    rows = sum(part.rows for part in parts)
+    # Each column's parts of every job joined in one call (a call per job and column was most
+    # of the reduce's time on small jobs); the numbers of a table BY_ROW, all in one.
+    texts = iter(zip(*[part.texts for part in parts], strict=True))
+    if table in BY_ROW:
+        numbers = iter(_by_row(pa, call, table, parts, rows))
+    else:
+        numbers = (b"".join(p) for p in zip(*[part.numbers for part in parts], strict=True))
+    arrays = [_job_ids(pa, call, jobs, parts, rows)]
+    for column in columns[1:]:
         kind = arrow_type(pa, column.type)
-        parts = [job.tables[table][n] for job in jobs]
         if column.type == STRING:
-            arrays.append(pa.array(parts[0] if len(parts) == 1 else _chained(parts), kind))
+            arrays.append(pa.array(list(chain.from_iterable(next(texts, ()))), kind))
             continue
-        joined = array("d" if column.type == DOUBLE else "q")
-        for part in parts:
-            joined.extend(part)  # type: ignore[arg-type]  # one typecode per column
-        arrays.append(_numbers(pa, pc, kind, joined, column.type != DOUBLE))
+        data = next(numbers, b"")
+        if len(data) != rows * 8:
+            raise ValueError(f"{table}.{column.name}: {len(data)} bytes for {rows} rows")
+        arrays.append(_numbers(pa, call, kind, data, rows, column.type != DOUBLE))
     schema = pa.schema([pa.field(c.name, arrow_type(pa, c.type)) for c in columns])
     data = pa.Table.from_arrays(arrays, schema=schema)
     sink = pa.BufferOutputStream()
@@ -110,21 +132,43 @@ def table_parquet(table: str, jobs: Sequence[JobTables]) -> bytes:
     return bytes(sink.getvalue())
 
 
-def _chained(parts: list[Any]) -> list[Any]:
-    """Return the values of several jobs' text columns as one list."""
-    joined: list[Any] = []
-    for part in parts:
-        joined += part
-    return joined
+def _by_row(pa: Any, call: Any, table: str, parts: list[Part], rows: int) -> list[Any]:
+    """Return the number columns of parts kept row by row, each as a buffer of its items."""
+    width = len(NUMBER_NAMES[table])
+    items = pa.py_buffer(b"".join([part.numbers[0] for part in parts]))
+    if len(items) != rows * width * 8:
+        raise ValueError(f"{table}: {len(items)} bytes for {rows} rows of {width} numbers")
+    matrix = pa.FixedSizeListArray.from_arrays(
+        pa.Array.from_buffers(pa.int64(), rows * width, [None, items]), width
+    )
+    found = []
+    for k in range(width):
+        column = call("list_element", [matrix, pa.scalar(k, pa.int32())])
+        found.append(memoryview(column.buffers()[1])[column.offset * 8 :][: rows * 8])
+    return found
 
 
-def _numbers(pa: Any, pc: Any, kind: Any, values: array[Any], nullable: bool) -> Any:
-    """Return an Arrow array of ``kind`` over ``values`` (``NULL`` as null when ``nullable``)."""
-    data = pa.py_buffer(values)
-    plain = pa.Array.from_buffers(kind, len(values), [None, data])
+def _job_ids(pa: Any, call: Any, jobs: Sequence[JobTables], parts: list[Part], rows: int) -> Any:
+    """Return the job_id column: each job's id once a row, taken in C from the list of ids."""
+    # Each job's position once per row (4 bytes each), then the ids taken at them: a
+    # pyarrow.repeat per job and table took 4 us.
+    index = b"".join([_INDEX(n) * part.rows for n, part in enumerate(parts)])
+    positions = pa.Array.from_buffers(pa.int32(), rows, [None, pa.py_buffer(index)])
+    return call("take", [pa.array([job.job_id for job in jobs], pa.string()), positions])
+
+
+def _numbers(pa: Any, call: Any, kind: Any, data: Any, count: int, nullable: bool) -> Any:
+    """Return an Arrow array of ``kind`` over ``data`` (``NULL`` as null when ``nullable``)."""
+    buffer = pa.py_buffer(data)
+    plain = pa.Array.from_buffers(kind, count, [None, buffer])
     if not nullable:
         return plain
-    valid = pc.not_equal(pa.Array.from_buffers(pa.int64(), len(values), [None, data]), NULL)
+    numbers = pa.Array.from_buffers(pa.int64(), count, [None, buffer])
+    valid = call("not_equal", [numbers, pa.scalar(NULL, pa.int64())])
     if valid.false_count == 0:
         return plain
-    return pa.Array.from_buffers(kind, len(values), [valid.buffers()[1], data])
+    return pa.Array.from_buffers(kind, count, [valid.buffers()[1], buffer])
+
+
+# A job's position in the file's list of jobs, as an int32 in the machine's order.
+_INDEX = struct.Struct("=i").pack
