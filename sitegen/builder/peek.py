@@ -38,10 +38,10 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
     held = hold(log.path, log.size)
     try:
         if held is not None:
-            last, tasks = _last_line([held])
+            last, tasks = _last_line([held], limits.max_line_bytes)
         else:
             with open_log(log.path, limits) as stream:
-                last, tasks = _last_line(_chunks(stream))
+                last, tasks = _last_line(_chunks(stream), limits.max_line_bytes)
         if not last.startswith(b'{"ev":"JobEnd"'):
             return None
         end = schema.JOB_END_RECORD_DECODER.decode(last).data
@@ -62,24 +62,36 @@ def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
         yield chunk
 
 
-def _last_line(chunks: Iterable[bytes]) -> tuple[bytes, int]:
+def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int]:
     """Return the last line of the bytes (no line end) and how many lines are TaskEnd records.
+
+    A line longer than ``max_line`` raises ``ValueError``: the reader refuses it too, and the
+    line kept growing chunk by chunk would be copied again with each one (a hostile log's
+    256 MiB line took the peek minutes).
 
     Counted by their prefix, as the reader's fast path knows them: a TaskEnd of another
     spelling is not counted, and the map step's count then tells the run otherwise.
     """
     count = 0
-    last = pending = b""
+    last = b""
+    pending: list[bytes] = []  # the line not ended yet, in pieces: joined once it ends
+    held = 0
     for chunk in chunks:
-        data = pending + chunk
-        cut = data.rfind(b"\n") + 1
-        whole, pending = data[:cut], data[cut:]
-        if whole:
-            count += whole.startswith(TASK_END_PREFIX) + whole.count(b"\n" + TASK_END_PREFIX)
-            lines = whole.rstrip(b"\r\n")
-            if lines:
-                last = lines[lines.rfind(b"\n") + 1 :]
-    if pending.strip():  # a last line with no line end
-        count += pending.startswith(TASK_END_PREFIX)
-        last = pending
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)
+            held += len(chunk)
+            if held > max_line:
+                raise ValueError("a line longer than the reader takes")
+            continue
+        whole = b"".join([*pending, chunk[:cut]])
+        pending, held = [chunk[cut:]], len(chunk) - cut
+        count += whole.startswith(TASK_END_PREFIX) + whole.count(b"\n" + TASK_END_PREFIX)
+        lines = whole.rstrip(b"\r\n")
+        if lines:
+            last = lines[lines.rfind(b"\n") + 1 :]
+    rest = b"".join(pending)
+    if rest.strip():  # a last line with no line end
+        count += rest.startswith(TASK_END_PREFIX)
+        last = rest
     return last.rstrip(b"\r"), count
