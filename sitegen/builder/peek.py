@@ -11,8 +11,7 @@ rendered again (``foresight.Foresight.misread``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import IO
+from collections.abc import Iterable
 
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.schema import run_source
@@ -22,7 +21,7 @@ from sitegen.diagnose.recurring import Run
 from sitegen.eventlog import dotgraph, payload, schema
 from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.logfiles import LogFile
-from sitegen.eventlog.rawlog import CHUNK, hold
+from sitegen.eventlog.rawlog import full_reads, hold
 from sitegen.eventlog.reader import TASK_END_PREFIX, LogRead, open_log
 from sitegen.model import Classification, JobSummary
 
@@ -41,7 +40,7 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
             last, tasks = _last_line([held], limits.max_line_bytes)
         else:
             with open_log(log.path, limits) as stream:
-                last, tasks = _last_line(_chunks(stream), limits.max_line_bytes)
+                last, tasks = _last_line(full_reads(stream), limits.max_line_bytes)
         if not last.startswith(b'{"ev":"JobEnd"'):
             return None
         end = schema.JOB_END_RECORD_DECODER.decode(last).data
@@ -54,12 +53,6 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
     summary.stages = stage_figures(stages)
     summary.input_rows, summary.output_rows = job_rows(summary.stages, edges)
     return Run.of(summary, run_source(log_digest(log.path, held), log.key)), summary
-
-
-def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
-    """Yield a stream in ``CHUNK``-sized reads."""
-    while chunk := stream.read(CHUNK):
-        yield chunk
 
 
 def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int]:

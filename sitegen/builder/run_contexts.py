@@ -160,7 +160,7 @@ def forecast(run: Run, summary: JobSummary) -> int:
     """Return a fingerprint of what the runs after ``run`` take from it (a peek's check)."""
     told = (run, summary.tasks, summary.input_rows, summary.output_rows, summary.stages)
     digest = hashlib.blake2b(msgspec.msgpack.encode(told), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1  # a SQLite integer
+    return int.from_bytes(digest, "big") >> 1 | 1  # an int64, never 0 (``BuildSteps.forecasts``)
 
 
 def stored_records(state: State, names: Iterable[str] | None = None) -> list[NameRecord]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 from abc import ABC, abstractmethod
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,9 +73,10 @@ class BuildSteps(ABC):
         self.mapped: set[int] = set()
         # Logs to render again, with their run context.
         self.again: dict[int, ContextKey | None] = {}
-        # Whether each log's peek waits to be checked against its map (by log index: 1 byte a
-        # log), and the runs (id: name) whose peek the map step told otherwise.
-        self.peeked = bytearray(len(run.logs))
+        # Each log's forecast (``run_contexts.forecast``) until its map is checked against it,
+        # by log index (8 bytes a log; 0: none), and the runs (id: name) whose peek the map
+        # step told otherwise.
+        self.forecasts = array("q", bytes(8 * len(run.logs)))
         self.misread: dict[str, str] = {}
         self.writer = SiteWriter(self.staging, fresh=True)
         # Mapped logs not yet put into the state (put a chunk at a time).
@@ -106,9 +108,9 @@ class BuildSteps(ABC):
             outcome.bytes,
             parted,
         )
-        if self.peeked[n]:
-            self.peeked[n] = 0
+        if self.forecasts[n]:
             self.check_forecast(n, outcome)
+            self.forecasts[n] = 0
         known = self.known_before(n)
         if outcome.uploaded:
             self.uploaded.update(outcome.uploaded)
@@ -119,12 +121,12 @@ class BuildSteps(ABC):
 
     def check_forecast(self, n: int, outcome: LogOutcome) -> None:
         """Note a run whose peek the map step told otherwise: pages compared with it are redone."""
-        told = self.state.peeked_forecast(n)
-        assert told is not None
-        job_id, name, fingerprint = told
         summary = outcome.summary
         source = run_source(outcome.sha256, outcome.file)
-        if summary is None or fingerprint != forecast(Run.of(summary, source), summary):
+        if summary is None or self.forecasts[n] != forecast(Run.of(summary, source), summary):
+            told = self.state.peeked_run(n)
+            assert told is not None
+            job_id, name = told
             self.misread[job_id] = name
             if summary is not None:
                 self.misread[summary.job_id] = summary.job_name
@@ -173,18 +175,18 @@ class BuildSteps(ABC):
         listed = bytearray(len(run.logs))
         for n in named:
             listed[n] = 1
-        unpeeked = {run.logs.keys[n] for n in which if not self.peeked[n]}
+        unpeeked = {run.logs.keys[n] for n in which if not self.forecasts[n]}
         order = named + [n for n in which if not listed[n]]
         return run_contexts.Foreseen(self.state, unpeeked), order
 
     def _peek_rows(self, which: Sequence[int], peeks: Iterable[Peeked | None]) -> Iterator[PeekRow]:
-        """Yield the state's row of each log that could be peeked at, noting it as peeked."""
+        """Yield the state's row of each log that could be peeked at, noting its forecast."""
         keys = self.run.logs.keys
         for n, found in zip(which, peeks, strict=True):
             if found:
                 told, summary = found
-                self.peeked[n] = 1
-                yield n, keys[n], told, summary, forecast(told, summary)
+                self.forecasts[n] = forecast(told, summary)
+                yield n, keys[n], told, summary
 
     def select(self) -> tuple[Chosen, set[int]]:
         """Select what the site keeps, record it; return it and the logs to render late."""

@@ -39,7 +39,7 @@ def _pieces(held: bytes) -> Iterator[memoryview]:
         yield view[start : start + CHUNK]
 
 
-def _full_reads(stream: IO[bytes]) -> Iterator[bytes]:
+def full_reads(stream: IO[bytes]) -> Iterator[bytes]:
     """Yield ``stream`` in ``CHUNK``-sized pieces, however short its reads come back."""
     # A decompressing reader (or a network file system) may return less than asked for:
     # the pieces fed to the compressor must not depend on that.
@@ -71,6 +71,6 @@ def gzip_chunks(path: LogPath, held: bytes | None = None) -> Iterator[bytes]:
             yield packer.compress(view)
     else:
         with open_log(path) as stream:
-            for piece in _full_reads(stream):
+            for piece in full_reads(stream):
                 yield packer.compress(piece)
     yield packer.flush()

@@ -15,16 +15,16 @@ from sitegen.builder.state.queries import RunRow
 from sitegen.builder.state.schema import decode_summary, encode
 from sitegen.model import JobSummary
 
-# A peeked log: its place in the build's list, its key, its run's columns (``RunRow``'s), its
-# summary's figures, and what the map step's summary is checked on (``run_contexts.forecast``).
-PeekRow = tuple[int, str, RunRow, JobSummary, int]
+# A peeked log: its place in the build's list, its key, its run's columns (``RunRow``'s) and
+# its summary's figures.
+PeekRow = tuple[int, str, RunRow, JobSummary]
 
 _PEEK = """
 CREATE TEMP TABLE IF NOT EXISTS peek (
   n INTEGER PRIMARY KEY, key TEXT NOT NULL, job_id TEXT NOT NULL, job_name TEXT NOT NULL,
   start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, status TEXT NOT NULL,
   failed INTEGER NOT NULL, succeeded INTEGER NOT NULL, source TEXT NOT NULL,
-  input_rows INTEGER, figures BLOB NOT NULL, forecast INTEGER NOT NULL
+  input_rows INTEGER, figures BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS temp.peek_name ON peek (job_name, start_time, job_id);
 DELETE FROM peek;
@@ -40,16 +40,14 @@ class Peeks(Base):
         for statement in filter(None, (s.strip() for s in _PEEK.split(";"))):
             self.db.execute(statement)
         self.db.executemany(
-            "INSERT INTO peek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((n, key, *run, encode(summary), told) for n, key, run, summary, told in rows),
+            "INSERT INTO peek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((n, key, *run, encode(summary)) for n, key, run, summary in rows),
         )
 
-    def peeked_forecast(self, n: int) -> tuple[str, str, int] | None:
-        """Return the ``n``-th log's peeked job id, name and forecast (None: not peeked)."""
-        row = self.db.execute(
-            "SELECT job_id, job_name, forecast FROM peek WHERE n = ?", (n,)
-        ).fetchone()
-        return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
+    def peeked_run(self, n: int) -> tuple[str, str] | None:
+        """Return the job id and name the ``n``-th log was peeked at for (None: not peeked)."""
+        row = self.db.execute("SELECT job_id, job_name FROM peek WHERE n = ?", (n,)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
 
     def peeked_in_name_order(self) -> list[int]:
         """Return the peeked logs with a job name, a name's runs together, oldest first."""
