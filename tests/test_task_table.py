@@ -46,7 +46,9 @@ def partitions(value: int | list[int] | None) -> str:
 
 
 def duration_of(t: TaskSummary) -> int | None:
-    """Return ``exec_duration``, else end minus start."""
+    """Return none for a task not ended (end 0), else ``exec_duration``, else end minus start."""
+    if t.end_exec_time == 0:
+        return None
     if t.exec_duration is not None:
         return t.exec_duration
     if t.start_exec_time is None or t.end_exec_time is None:
@@ -143,6 +145,9 @@ def ends(draw: st.DrawFn) -> TaskEnd:
 @example(
     [TaskSummary(id=1, status="<b>", partition_id=[], start_exec_time=1, end_exec_time=9)],
     [TaskEnd(1, 1, "<img src=x onerror=alert(1)>", "Successful", 1, 9)],
+)
+@example(  # not ended when the payload was taken: no duration, though its start is known
+    [TaskSummary(id=0, status="Running", start_exec_time=1_767_225_600_000, end_exec_time=0)], []
 )
 def test_rows_are_the_bytes_a_plain_template_prints(
     tasks: list[TaskSummary], task_ends: list[TaskEnd]

@@ -323,3 +323,20 @@ def test_a_finished_log_written_publishes_at_once(tmp_path: Path) -> None:
 
     reasons = run_watcher(logs, drop, 0.5, running=False)
     assert reasons == ["first build", "changed"]
+
+
+def test_a_reload_gives_each_setting_as_a_parse_does(tmp_path: Path) -> None:
+    from sitegen.cli import cli
+    from sitegen.commands.watch import reloaded
+
+    config = tmp_path / "sitegen.toml"
+    config.write_text('title = "Before"\nmax_log_size = "1MiB"\n')
+    build = cli.commands["build"]
+    with build.make_context("build", ["--config", str(config), "--event-log-dir", str(tmp_path)]) as ctx:
+        given = dict(ctx.params)
+        assert given["max_log_size"] == 2**20
+        config.write_text('title = "After"\n')  # the size is the file's no more: its default
+        fresh = reloaded(ctx, given)
+    assert fresh["title"] == "After"
+    assert fresh["max_log_size"] == 4 * 2**30 and fresh["max_line_size"] == 256 * 2**20
+    assert fresh["log_dirs"] == given["log_dirs"] == (tmp_path,)

@@ -80,7 +80,21 @@ def reloaded(ctx: click.Context, given: dict[str, Any]) -> dict[str, Any]:
     fresh = dict(given)
     for name in given:
         source = ctx.get_parameter_source(name)
-        if source in (ParameterSource.DEFAULT_MAP, ParameterSource.DEFAULT):
+        if name in defaults and source in (ParameterSource.DEFAULT_MAP, ParameterSource.DEFAULT):
+            fresh[name] = defaults[name]
+        elif source is ParameterSource.DEFAULT_MAP:  # set by the old file only: back to default
             param = next(p for p in ctx.command.params if p.name == name)
-            fresh[name] = defaults.get(name, param.get_default(ctx))
+            fresh[name] = default_of(ctx, param)
     return fresh
+
+
+def default_of(ctx: click.Context, param: click.Parameter) -> Any:
+    """Return an option's value when neither a flag nor the config file sets it, as parsed."""
+    # click's get_default reads the old file's value first and hands back text unconverted (a
+    # size "4GiB"): a reload once set it so, and the peek's size check compared an int with it.
+    saved, ctx.default_map = ctx.default_map, None
+    try:
+        value, _ = param.consume_value(ctx, {})
+        return param.process_value(ctx, value)
+    finally:
+        ctx.default_map = saved
