@@ -332,7 +332,9 @@ def test_a_reload_gives_each_setting_as_a_parse_does(tmp_path: Path) -> None:
     config = tmp_path / "sitegen.toml"
     config.write_text('title = "Before"\nmax_log_size = "1MiB"\n')
     build = cli.commands["build"]
-    with build.make_context("build", ["--config", str(config), "--event-log-dir", str(tmp_path)]) as ctx:
+    with build.make_context(
+        "build", ["--config", str(config), "--event-log-dir", str(tmp_path)]
+    ) as ctx:
         given = dict(ctx.params)
         assert given["max_log_size"] == 2**20
         config.write_text('title = "After"\n')  # the size is the file's no more: its default
