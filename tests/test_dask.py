@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
@@ -360,3 +362,31 @@ def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_pat
         assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
     finally:
         clusters.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(1, 20 << 20), max_size=400),
+    st.integers(1, 16),
+)
+def test_chunks_hold_every_log_once_in_order_and_shrink_to_one_at_the_end(
+    sizes: list[int], threads: int
+) -> None:
+    from sitegen.builder.cluster import CHUNK, CHUNK_BYTES, _chunks
+
+    numbers = list(range(len(sizes)))
+    chunks = _chunks(numbers, threads, sizes)
+    assert [n for chunk in chunks for n in chunk] == numbers
+    for chunk in chunks:
+        assert 1 <= len(chunk) <= CHUNK
+        assert len(chunk) == 1 or sum(sizes[n] for n in chunk) <= CHUNK_BYTES
+    if chunks:
+        assert len(chunks[-1]) == 1  # no worker maps a long last chunk while the others wait
+
+
+def test_chunks_of_many_small_logs_are_full_until_the_end() -> None:
+    from sitegen.builder.cluster import _chunks
+
+    lengths = [len(chunk) for chunk in _chunks(list(range(1000)), 2, [15_000] * 1000)]
+    assert lengths[:12] == [64] * 12 and lengths[-4:] == [1] * 4
+    assert lengths == sorted(lengths, reverse=True)

@@ -50,11 +50,15 @@ if TYPE_CHECKING:
 
 # Tasks in flight per worker thread: enough to keep each busy while results come back.
 WINDOW = 4
-# The most logs in one task (fewer when there are few logs to spread over the workers), and
-# the most bytes of logs: a task costs the scheduler about 5 ms of CPU, so a chunk of small
-# logs is worth 64 of them; a chunk of 64 big ones would leave one worker busy at the end.
+# The most logs in one task, and the most bytes of logs: a task costs the scheduler about 5 ms
+# of CPU, so a chunk of small logs is worth 64 of them; 64 big ones would keep one worker busy
+# long after the others.
 CHUNK = 64
 CHUNK_BYTES = 8 << 20
+# Chunks shrink towards the end of a map: each is at most 1 / (GUIDE x threads) of what is
+# left. With chunks of 64 small logs (or 17 of 800 tasks) cut evenly, one worker mapped the
+# last chunk alone for up to half a second while the other waited.
+GUIDE = 2
 S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
@@ -322,20 +326,36 @@ def _each_chunk(fn: Callable[[S, T], R], shared: S, items: Opaque[list[T]]) -> l
     return [fn(shared, item) for item in items.value]
 
 
-def _chunks(numbers: list[int], size: int, weights: Sequence[int] | None) -> list[list[int]]:
-    """Cut ``numbers`` into chunks of at most ``size``, and of ``CHUNK_BYTES`` when weighed."""
+def _chunks(
+    numbers: list[int], threads: int, weights: Sequence[int] | None = None
+) -> list[list[int]]:
+    """Cut ``numbers`` into chunks that shrink towards the end (guided self-scheduling).
+
+    A chunk holds at most ``CHUNK`` logs and ``CHUNK_BYTES`` of them, and at most a
+    ``1 / (GUIDE x threads)`` share of the logs (and of their bytes) still to cut: the last
+    chunks are a log or two, so no worker maps a long chunk alone while the others wait.
+    """
     chunks: list[list[int]] = []
-    chunk: list[int] = []
-    held = 0
-    for n in numbers:
-        weight = weights[n] if weights is not None else 0
-        if chunk and (len(chunk) >= size or held + weight > CHUNK_BYTES):
-            chunks.append(chunk)
-            chunk, held = [], 0
-        chunk.append(n)
-        held += weight
-    if chunk:
+    left = len(numbers)
+    left_bytes = sum(weights[n] for n in numbers) if weights is not None else 0
+    share = GUIDE * threads
+    at = 0
+    while at < len(numbers):
+        most = max(1, min(CHUNK, -(-left // share)))
+        most_bytes = max(1, min(CHUNK_BYTES, -(-left_bytes // share)))
+        chunk = [numbers[at]]
+        held = weights[numbers[at]] if weights is not None else 0
+        at += 1
+        while at < len(numbers) and len(chunk) < most:
+            weight = weights[numbers[at]] if weights is not None else 0
+            if held + weight > most_bytes:
+                break
+            chunk.append(numbers[at])
+            held += weight
+            at += 1
         chunks.append(chunk)
+        left -= len(chunk)
+        left_bytes -= held
     return chunks
 
 
@@ -350,8 +370,7 @@ def _windowed(
     ``weights``: each number's log size, so that a chunk of big logs holds fewer of them.
     """
     threads = sum(dask.nthreads().values()) or 1
-    size = max(1, min(CHUNK, len(numbers) // (threads * WINDOW)))
-    chunks = iter(_chunks(numbers, size, weights))
+    chunks = iter(_chunks(numbers, threads, weights))
     pending: deque[tuple[list[int], Any]] = deque()
     for chunk in itertools.islice(chunks, WINDOW * threads):
         pending.append((chunk, submit(chunk)))
