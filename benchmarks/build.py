@@ -720,8 +720,12 @@ def _separate_cluster(
             **quiet,
         )
     ]
-    while not scheduler_file.exists():
-        time.sleep(0.1)
+    while True:  # the scheduler creates its file before it writes it
+        try:
+            address = json.loads(scheduler_file.read_text())["address"]
+            break
+        except (OSError, ValueError):
+            time.sleep(0.1)
     for _ in range(workers):
         procs.append(
             subprocess.Popen(
@@ -739,7 +743,6 @@ def _separate_cluster(
                 **quiet,
             )
         )
-    address = json.loads(scheduler_file.read_text())["address"]
     with Client(address) as client:
         client.wait_for_workers(workers, timeout=120)
     return address, procs

@@ -159,6 +159,19 @@ class Separate:
         self.procs.append(_start([*wrapper, *args], env))
 
 
+def scheduler_address(scheduler_file: Path, timeout: float = 60) -> str:
+    """Return the address the scheduler writes to its file, once the file is whole."""
+    # The scheduler creates the file before it writes it: an empty read is a file not yet whole.
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return str(json.loads(scheduler_file.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 @pytest.fixture()
 def separate_cluster(tmp_path: Path) -> Iterator[Separate]:
     """A scheduler (`dask scheduler`) and, by test, workers (`dask worker`): separate processes."""
@@ -180,10 +193,7 @@ def separate_cluster(tmp_path: Path) -> Iterator[Separate]:
             ]
         )
     ]
-    deadline = time.monotonic() + 60
-    while not scheduler_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    address = json.loads(scheduler_file.read_text())["address"]
+    address = scheduler_address(scheduler_file)
     try:
         yield Separate(address, scheduler_file, procs)
     finally:
