@@ -32,9 +32,9 @@ Peeked = tuple[Run, JobSummary]
 
 def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
     """Return the run a log's JobEnd record tells, None when it cannot tell (the map will)."""
+    if log.skip or log.size > limits.max_log_bytes:
+        return None
     try:
-        if log.skip or log.size > limits.max_log_bytes:
-            return None
         held = hold(log.path, log.size)
         if held is not None:
             last, tasks = _last_line([held], limits.max_line_bytes)
