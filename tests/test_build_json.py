@@ -26,6 +26,10 @@ def test_build_format_json_prints_one_object(tmp_path: Path, example_logs: Path)
     phases = summary.pop("phases")
     assert list(phases) == ["map", "select", "run_contexts", "reduce", "publish"]
     assert all(t >= 0 for t in phases.values()) and sum(phases.values()) <= seconds
+    # The command's CPU in each step: the same steps; the map and the reduce use some.
+    cpu = summary.pop("phases_cpu")
+    assert list(cpu) == list(phases) and all(t >= 0 for t in cpu.values())
+    assert cpu["map"] > 0 and cpu["reduce"] > 0
     problems = summary.pop("problems")
     # Every file of the site; the build's state aside (not served, not counted).
     files = [p for p in out.rglob("*") if p.is_file() and p.name != STATE_NAME]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import statistics
 from pathlib import Path
 
 import msgspec
@@ -132,6 +133,13 @@ def test_steady_runs_with_25_percent_noise_rarely_regress() -> None:
         false += len(recurring.regressions(runs(durations, name=f"q{n}")))
         judged += len(durations) - recurring.MIN_EARLIER_RUNS
     assert false <= judged / 100
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=25.0, allow_nan=False), min_size=2, max_size=30))
+def test_the_float_spread_is_the_exact_one_to_a_rounding(values: list[float]) -> None:
+    """The judge's standard deviation in floats is ``statistics.stdev``'s, to 1e-12."""
+    exact = statistics.stdev(values)
+    assert abs(recurring.sample_stdev(values) - exact) <= 1e-12 * max(exact, 1e-3)
 
 
 def test_trend_figures() -> None:

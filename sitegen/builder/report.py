@@ -55,6 +55,9 @@ class BuildReport:
     # The wall seconds of each step of a build that mapped something (map, select,
     # run_contexts, reduce, publish), in order; empty for a build with nothing to do.
     phases: dict[str, float] = field(default_factory=dict)
+    # This process's CPU seconds in each of those steps (its threads; a pool's or Dask's
+    # workers not counted).
+    phases_cpu: dict[str, float] = field(default_factory=dict)
 
     @property
     def jobs(self) -> list[JobSummary]:

@@ -481,6 +481,7 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
         steps.publish(report, site_files, before)
         phases.done("publish")
         report.phases = phases.seconds
+        report.phases_cpu = phases.cpu
     except BaseException:
         if created is not None:
             created.close()
@@ -491,17 +492,24 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
 
 
 class Phases:
-    """The wall time of each step of a build, for the report (a model's figures, not a guess)."""
+    """The wall time of each step of a build, and this process's CPU in it, for the report.
+
+    A model's figures, not a guess: the CPU (all this process's threads, Dask's client's
+    included; not the workers') tells what the command itself spends on each step.
+    """
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self._since = time.perf_counter()
+        self._cpu_since = time.process_time()
 
     def done(self, name: str) -> None:
         """Note that step ``name`` ended now (it began when the previous one ended)."""
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         self.seconds[name] = now - self._since
-        self._since = now
+        self.cpu[name] = cpu - self._cpu_since
+        self._since, self._cpu_since = now, cpu
 
 
 def _with_context(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:

@@ -129,6 +129,7 @@ def _summary(report: BuildReport) -> dict[str, Any]:
         "bytes_written": report.bytes_written,
         "seconds": round(report.seconds, 3),
         "phases": {name: round(took, 3) for name, took in report.phases.items()},
+        "phases_cpu": {name: round(took, 3) for name, took in report.phases_cpu.items()},
         "archive": _archive(report),
         "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
         # Published to object storage: what the sync did (a local output has no such keys).
