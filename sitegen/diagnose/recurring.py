@@ -147,8 +147,8 @@ class Judged(NamedTuple):
 def sample_stdev(values: Sequence[float]) -> float:
     """Return the sample standard deviation of two or more values, in floats.
 
-    ``statistics.stdev`` sums exact fractions: 40 µs for ten values, a run judged against its
-    name's recent runs, and every run of a name judged when its trend is made.
+    ``statistics.stdev`` sums exact fractions: 45 µs for ten values (1.7 µs here). A run is
+    judged against its name's recent runs, and every run of a name when its trend is made.
     """
     mean = math.fsum(values) / len(values)
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
