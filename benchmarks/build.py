@@ -258,7 +258,12 @@ def run_build(log_dir: Path | str, out: Path | str, *extra: str) -> Run:
     peak = 0
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # PYTHONSAFEPATH: `-m` would put the working directory first on the path, so a build run
+    # from a checkout imported that checkout's sitegen whatever PYTHONPATH named.
+    env = {**os.environ, "PYTHONSAFEPATH": "1"}
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
     done = threading.Event()
 
     def sample() -> None:

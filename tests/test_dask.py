@@ -400,3 +400,16 @@ def test_chunks_of_many_small_logs_are_full_until_the_end() -> None:
     lengths = [len(chunk) for chunk in _chunks(list(range(1000)), 2, [15_000] * 1000)]
     assert lengths[:12] == [64] * 12 and lengths[-4:] == [1] * 4
     assert lengths == sorted(lengths, reverse=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 5000), st.integers(1, 16))
+def test_peeks_go_in_a_few_even_chunks_a_worker_thread(count: int, threads: int) -> None:
+    from sitegen.builder.cluster import EACH_CHUNK, GUIDE, _even_chunks
+
+    chunks = _even_chunks(count, threads)
+    assert [n for chunk in chunks for n in chunk] == list(range(count))
+    assert all(1 <= len(chunk) <= EACH_CHUNK for chunk in chunks)
+    # As few tasks as keep each thread busy: GUIDE a thread unless a chunk would be too long.
+    assert len(chunks) <= max(GUIDE * threads, -(-count // EACH_CHUNK))
+    assert len({len(chunk) for chunk in chunks[:-1]}) <= 1

@@ -18,7 +18,7 @@ from sitegen.builder.report import BuildReport
 from sitegen.builder.state.identity import changed_logs, identity_digest
 from sitegen.builder.state.records import Identities
 from sitegen.builder.state.schema import FORMAT
-from sitegen.builder.state.store import State
+from sitegen.builder.state.store import State, open_state
 from sitegen.eventlog import rawlog
 from sitegen.examples.generator import (
     BASE_TIME_MS,
@@ -339,6 +339,26 @@ def test_state_of_another_layout_means_full_build(tmp_path: Path, example_logs: 
     db.close()
     assert build(BuildOptions(example_logs, site)).rebuilt == 28
     assert build(BuildOptions(example_logs, site)).up_to_date
+
+
+def test_a_full_builds_state_keeps_no_journal_and_a_later_builds_changes_stay_atomic(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / STATE
+    created = State.create(path, "fingerprint")
+    assert created.db.execute("PRAGMA journal_mode").fetchone() == ("off",)
+    created.commit()
+    created.close()
+    # The next build opens it with a rollback journal: a change it does not commit is undone.
+    later = open_state(path)
+    assert later is not None
+    assert later.db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    later.begin()
+    later._meta({"fingerprint": "changed"})
+    later.close()
+    reopened = open_state(path)
+    assert reopened is not None and reopened.fingerprint == "fingerprint"
+    reopened.close()
 
 
 def test_site_of_the_json_manifest_is_replaced(tmp_path: Path, example_logs: Path) -> None:

@@ -61,6 +61,8 @@ CHUNK_BYTES = 8 << 20
 # left. With chunks of 64 small logs (or 17 of 800 tasks) cut evenly, one worker mapped the
 # last chunk alone for up to half a second while the other waited.
 GUIDE = 2
+# The most items of one task of ``DaskMapper.each`` (peeks): its results come back whole.
+EACH_CHUNK = 1024
 S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
@@ -287,7 +289,9 @@ class DaskMapper:
             )
         chunks = _Chunks(dask, logs, contexts, staging, pages, shared, direct, uploader)
         try:
-            for numbers, task in _windowed(dask, list(which), chunks.submit, logs.sizes):
+            threads = _threads(dask)
+            cut = _chunks(list(which), threads, logs.sizes)
+            for numbers, task in _windowed(cut, chunks.submit, WINDOW * threads):
                 self._hand_on(chunks.results(task, numbers), numbers, staging, on_result, progress)
         finally:
             self._suspects |= chunks.suspects
@@ -320,7 +324,8 @@ class DaskMapper:
             chunk = Opaque([items[n] for n in numbers])
             return dask.submit(_each_chunk, fn, shared, chunk, pure=False)
 
-        for _, task in _windowed(dask, list(range(len(items))), chunk_of):
+        threads = _threads(dask)
+        for _, task in _windowed(_even_chunks(len(items), threads), chunk_of, WINDOW * threads):
             try:
                 yield from task.result()
             finally:
@@ -378,25 +383,34 @@ def _chunks(
     return chunks
 
 
-def _windowed(
-    dask: Any,
-    numbers: list[int],
-    submit: Callable[[list[int]], Any],
-    weights: Sequence[int] | None = None,
-) -> Iterator[tuple[list[int], Any]]:
-    """Yield each chunk of ``numbers`` with its task, a window of them in flight, in order.
+def _even_chunks(count: int, threads: int) -> list[list[int]]:
+    """Cut ``range(count)`` into ``GUIDE`` chunks a worker thread, of at most ``EACH_CHUNK``.
 
-    ``weights``: each number's log size, so that a chunk of big logs holds fewer of them.
+    For work as light and even as a peek, where a task's own cost counts most: cut as the
+    map step's logs are (64 at most, then shrinking), the peeks of 1,000 small logs were
+    30 tasks and took 0.25 s on 2 workers (the local pool's: 0.10 s); in 4 chunks, 0.15 s.
     """
-    threads = sum(dask.nthreads().values()) or 1
-    chunks = iter(_chunks(numbers, threads, weights))
+    size = max(1, min(EACH_CHUNK, -(-count // (GUIDE * threads))))
+    return [list(range(at, min(at + size, count))) for at in range(0, count, size)]
+
+
+def _threads(dask: Any) -> int:
+    """Return the cluster's worker threads (at least 1)."""
+    return sum(dask.nthreads().values()) or 1
+
+
+def _windowed(
+    chunks: list[list[int]], submit: Callable[[list[int]], Any], window: int
+) -> Iterator[tuple[list[int], Any]]:
+    """Yield each chunk with its task, ``window`` of them in flight, in order."""
     pending: deque[tuple[list[int], Any]] = deque()
-    for chunk in itertools.islice(chunks, WINDOW * threads):
+    cut = iter(chunks)
+    for chunk in itertools.islice(cut, window):
         pending.append((chunk, submit(chunk)))
     try:
         while pending:
             now, task = pending.popleft()
-            more = next(chunks, None)
+            more = next(cut, None)
             if more is not None:
                 pending.append((more, submit(more)))
             yield now, task

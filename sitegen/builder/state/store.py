@@ -22,6 +22,12 @@ class State(PlanQueries, Writes, ReduceQueries, DataRows, Peeks):
     def create(cls, path: Path, fingerprint: str) -> State:
         """Create an empty state at ``path`` (in a staging directory) for this build."""
         db = sqlite3.connect(path, isolation_level=None)
+        # No rollback journal: a full build writes its state once, in its staging directory,
+        # and any failure discards that directory whole, so a journal would protect nothing.
+        # Keeping one cost more than half of recording a log: 0.12 ms of 0.21 ms at 1,000 logs.
+        # The mode lasts as long as this connection: the next build opens the published
+        # state with a journal, and its changes in place stay atomic.
+        db.execute("PRAGMA journal_mode = OFF")
         db.executescript(SCHEMA)  # before BEGIN: executescript commits what is pending
         db.execute("BEGIN")
         state = cls(path, db)
