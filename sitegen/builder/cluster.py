@@ -291,7 +291,7 @@ class DaskMapper:
         try:
             threads = _threads(dask)
             cut = _chunks(list(which), threads, logs.sizes)
-            for numbers, task in _windowed(cut, chunks.submit, WINDOW * threads):
+            for numbers, task in _windowed(cut, chunks.submit, threads):
                 self._hand_on(chunks.results(task, numbers), numbers, staging, on_result, progress)
         finally:
             self._suspects |= chunks.suspects
@@ -325,7 +325,7 @@ class DaskMapper:
             return dask.submit(_each_chunk, fn, shared, chunk, pure=False)
 
         threads = _threads(dask)
-        for _, task in _windowed(_even_chunks(len(items), threads), chunk_of, WINDOW * threads):
+        for _, task in _windowed(_even_chunks(len(items), threads), chunk_of, threads):
             try:
                 yield from task.result()
             finally:
@@ -400,12 +400,12 @@ def _threads(dask: Any) -> int:
 
 
 def _windowed(
-    chunks: list[list[int]], submit: Callable[[list[int]], Any], window: int
+    chunks: list[list[int]], submit: Callable[[list[int]], Any], threads: int
 ) -> Iterator[tuple[list[int], Any]]:
-    """Yield each chunk with its task, ``window`` of them in flight, in order."""
+    """Yield each chunk with its task, ``WINDOW`` a worker thread in flight, in order."""
     pending: deque[tuple[list[int], Any]] = deque()
     cut = iter(chunks)
-    for chunk in itertools.islice(cut, window):
+    for chunk in itertools.islice(cut, WINDOW * threads):
         pending.append((chunk, submit(chunk)))
     try:
         while pending:
