@@ -5,6 +5,8 @@ Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 t
       python benchmarks/build.py --work-dir /dev/shm/sitegen-bench    (in memory: no disk cost)
       python benchmarks/build.py --scale-jobs 1000,10000,100000   (also line 8: scale)
       python benchmarks/build.py --dask-only     (line 12: Dask against the local pool)
+      python benchmarks/build.py --dask-own-core (line 12c: the same, the scheduler on a core of
+                                                  its own)
 
 Every number comes from this one run on the same corpus; the last lines print the ratios.
 """
@@ -241,8 +243,18 @@ def _tree_rss(pid: int) -> int:
 Run = tuple[float, int, str]  # what run_build returns: seconds, peak RSS, its output
 
 
-def run_build(log_dir: Path | str, out: Path | str, *extra: str) -> Run:
-    """Run `sitegen build` as a subprocess; return seconds, peak tree RSS and its output."""
+def _pinned(cpus: set[int] | None) -> Any:
+    """Return a ``preexec_fn`` that keeps a child process on ``cpus`` (None: no pin)."""
+    if cpus is None:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def run_build(
+    log_dir: Path | str, out: Path | str, *extra: str, cpus: set[int] | None = None
+) -> Run:
+    """Run `sitegen build` as a subprocess (on ``cpus``, if given); return seconds, peak
+    tree RSS and its output."""
     settle()
     cmd = [
         sys.executable,
@@ -262,7 +274,12 @@ def run_build(log_dir: Path | str, out: Path | str, *extra: str) -> Run:
     # from a checkout imported that checkout's sitegen whatever PYTHONPATH named.
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        preexec_fn=_pinned(cpus),
     )
     done = threading.Event()
 
@@ -697,9 +714,16 @@ QUIET_DASK = {
 
 
 def _separate_cluster(
-    work: Path, workers: int, settings: dict[str, str]
+    work: Path,
+    workers: int,
+    settings: dict[str, str],
+    pin: tuple[set[int], set[int]] | None = None,
 ) -> tuple[str, list[subprocess.Popen[bytes]]]:
-    """Start `dask scheduler` and single-thread `dask worker`s as processes of their own."""
+    """Start `dask scheduler` and single-thread `dask worker`s as processes of their own.
+
+    ``pin``: the CPUs of the scheduler, and of the workers (None: anywhere).
+    """
+    scheduler_cpus, worker_cpus = pin if pin is not None else (None, None)
     from distributed import Client
 
     scheduler_file = work / "scheduler.json"
@@ -724,6 +748,7 @@ def _separate_cluster(
                 str(scheduler_file),
             ],
             **quiet,
+            preexec_fn=_pinned(scheduler_cpus),
         )
     ]
     while True:  # the scheduler creates its file before it writes it
@@ -747,6 +772,7 @@ def _separate_cluster(
                     str(scheduler_file),
                 ],
                 **quiet,
+                preexec_fn=_pinned(worker_cpus),
             )
         )
     with Client(address) as client:
@@ -764,12 +790,14 @@ class Timed(NamedTuple):
     command_map: float  # the command's CPU in the map step (its own phase timer)
 
 
-def _timed_build(logs: Path, out: Path, pids: list[int], *extra: str) -> Timed:
-    """Build afresh and time it (``Timed``)."""
+def _timed_build(
+    logs: Path, out: Path, pids: list[int], *extra: str, cpus: set[int] | None = None
+) -> Timed:
+    """Build afresh (the command on ``cpus``, if given) and time it (``Timed``)."""
     shutil.rmtree(out, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     workers_before = _cpu_seconds(pids)
-    seconds, _, line = run_build(logs, out, *extra, "--format", "json")
+    seconds, _, line = run_build(logs, out, *extra, "--format", "json", cpus=cpus)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     command = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     summary = json.loads(line[line.index("{") :])
@@ -781,6 +809,63 @@ def _timed_build(logs: Path, out: Path, pids: list[int], *extra: str) -> Timed:
         after_map,
         summary["phases_cpu"]["map"],
     )
+
+
+def _ratio_lines(
+    label: str,
+    workers: int,
+    work: Path,
+    out: Path,
+    pids: list[int],
+    dask: tuple[str, ...],
+    reps: int,
+    cpus: set[int] | None = None,
+) -> None:
+    """Print the wall time of Dask's builds against the local build's, of ``workers`` each,
+    small jobs and 800-task ones: medians of ``reps`` alternated runs (Dask's command on
+    ``cpus``, if given)."""
+    small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
+    big = corpus(work / "corpus-200x1x800", 200, 1, 800)
+    pool_of = ("--workers", str(workers))
+    # One worker maps in the command itself: no pool, no pipe.
+    baseline = "one process" if workers == 1 else f"local pool of {workers}"
+    for name, logs in (("1,000 small jobs (2 x 10 tasks)", small), ("200 jobs x 800 tasks", big)):
+        pool, on_dask = [], []
+        for _ in range(reps):  # alternated, so that a drift of the machine's speed hits both
+            pool.append(_timed_build(logs, out / "pool", [], *pool_of).seconds)
+            on_dask.append(_timed_build(logs, out / "dask", pids, *dask, cpus=cpus).seconds)
+        pool.sort()
+        on_dask.sort()
+        p, d = pool[reps // 2], on_dask[reps // 2]
+        print(
+            f"{label} {name}: Dask of {workers} {d:.2f} s, {baseline} {p:.2f} s: "
+            f"{d / p:.2f}x (runs: Dask {', '.join(f'{t:.2f}' for t in on_dask)}; "
+            f"local {', '.join(f'{t:.2f}' for t in pool)})",
+            flush=True,
+        )
+
+
+def dask_own_core(work: Path, reps: int = 5) -> None:
+    """Line 12c: one Dask worker on a core of its own, the scheduler and the command on the
+    other, against one process (``--workers 1`` maps in the command, which then has a core to
+    itself): what is left of line 12 where the scheduler and the command do not share the
+    workers' cores, as on a cluster. With Dask's default settings, then (12cq) quiet ones."""
+    if len(os.sched_getaffinity(0)) < 2:
+        raise SystemExit("line 12c needs two CPUs")
+    first, second, *_ = sorted(os.sched_getaffinity(0))
+    one = corpus(work / "corpus-1x2x10", 1, 2, 10)
+    out = work / "out-dask"
+    for label, settings in (("12c", {}), ("12cq", QUIET_DASK)):
+        address, procs = _separate_cluster(work, 1, settings, pin=({first}, {second}))
+        pids = [p.pid for p in procs[1:]]
+        dask = ("--dask-scheduler", address)
+        try:
+            _timed_build(one, out / "dask", pids, *dask, cpus={first})
+            _ratio_lines(label, 1, work, out, pids, dask, reps, cpus={first})
+        finally:
+            for proc in procs:
+                proc.kill()
+                proc.wait()
 
 
 def dask_scaling(work: Path, reps: int = 5) -> None:
@@ -797,7 +882,6 @@ def dask_line(work: Path, label: str, settings: dict[str, str], reps: int) -> No
     small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
     half = corpus(work / "corpus-500x2x10", 500, 2, 10)
     one = corpus(work / "corpus-1x2x10", 1, 2, 10)
-    big = corpus(work / "corpus-200x1x800", 200, 1, 800)
     out = work / "out-dask"
     address, procs = _separate_cluster(work, 2, settings)
     pids = [p.pid for p in procs[1:]]
@@ -805,22 +889,7 @@ def dask_line(work: Path, label: str, settings: dict[str, str], reps: int) -> No
     try:
         # The workers import sitegen at their first task: not a cost of the runs compared.
         _timed_build(one, out / "dask", pids, *dask)
-        for name, logs in (
-            ("1,000 small jobs (2 x 10 tasks)", small),
-            ("200 jobs x 800 tasks", big),
-        ):
-            pool, on_dask = [], []
-            for _ in range(reps):  # alternated, so that a drift of the machine's speed hits both
-                pool.append(_timed_build(logs, out / "pool", [], "--workers", "2")[0])
-                on_dask.append(_timed_build(logs, out / "dask", pids, *dask)[0])
-            pool.sort()
-            on_dask.sort()
-            p, d = pool[reps // 2], on_dask[reps // 2]
-            print(
-                f"{label} {name}: Dask of 2 {d:.2f} s, local pool of 2 {p:.2f} s: {d / p:.2f}x "
-                f"(runs: Dask {', '.join(f'{t:.2f}' for t in on_dask)}; "
-                f"pool {', '.join(f'{t:.2f}' for t in pool)})"
-            )
+        _ratio_lines(label, 2, work, out, pids, dask, reps)
         t_start = min(_timed_build(one, out / "dask", pids, *dask).seconds for _ in range(reps))
         # Back-to-back pairs of 500 and 1,000 jobs, each pair's slope: a drift of the
         # machine's speed between pairs does not enter a slope.
@@ -911,6 +980,12 @@ def main() -> None:
         "--storage-only", action="store_true", help="run only lines 10 and 11 (--storage-jobs)"
     )
     parser.add_argument(
+        "--dask-own-core",
+        action="store_true",
+        help="run only line 12c: one Dask worker on a core of its own, the scheduler and the "
+        "command on another, against one process (needs sitegen[dask], 2 CPUs)",
+    )
+    parser.add_argument(
         "--dask-only",
         action="store_true",
         help="run only line 12: Dask of 2 separate worker processes against the local pool "
@@ -919,6 +994,10 @@ def main() -> None:
     args = parser.parse_args()
 
     work = args.work_dir
+    if args.dask_own_core:
+        compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
+        dask_own_core(work)
+        return
     if args.dask_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
         dask_scaling(work)
