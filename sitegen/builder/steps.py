@@ -291,12 +291,16 @@ class BuildSteps(ABC):
         def moves() -> Iterator[tuple[Path, str]]:
             # One at a time: a full build of 100,000 jobs moves 300,000 directories.
             for n, done in fresh.items():
-                if done.job_id is not None and self.on_site(n):
+                if done.job_id is not None and self.moves_job(done) and self.on_site(n):
                     source = part_dir(self.staging, n) if done.parted else self.staging
                     for root in job_roots(pages, done.job_id):
                         yield source / root, root
 
         return moves(), unpublished
+
+    def moves_job(self, done: Fresh) -> bool:
+        """Tell whether a mapped job's directories move when the site is put in place."""
+        return True
 
 
 class FullBuild(BuildSteps):
@@ -334,6 +338,12 @@ class FullBuild(BuildSteps):
     def site_files_before(self) -> set[str]:
         """Return nothing: the site is swapped in whole."""
         return set()
+
+    def moves_job(self, done: Fresh) -> bool:
+        """Tell whether a mapped job moves: only from a part dir (the others are in place)."""
+        # The staging dir becomes the site: a path and a test per directory of every job
+        # was most of publishing a full build.
+        return done.parted
 
     def put_in_place(
         self, report: BuildReport, site_files: set[str], before: PublishedBefore

@@ -357,10 +357,10 @@ class Publication:
     def arrange(self, moves: Iterable[tuple[Path, str]], unpublished: list[str]) -> None:
         """Full build: put each job in place and leave out the unpublished ones.
 
-        Jobs a worker wrote into a part directory (a second log with the same id) move into
-        place; jobs written in place that are not published after all move out; then the
-        part directories go. Failing to remove them fails the build: published, they would
-        be served.
+        ``moves``: the jobs a worker wrote into a part directory (a second log with the same
+        id), which move into place; jobs written in place that are not published after all
+        move out; then the part directories go. Failing to remove them fails the build:
+        published, they would be served.
         """
         writer = SiteWriter(self.staging, fresh=True)
         trash = self.staging / PARTS_DIR / "unpublished"
@@ -368,8 +368,7 @@ class Publication:
         for n, root in enumerate(unpublished):
             os.rename(self.staging / root, trash / str(n))
         for source, root in moves:
-            if source != self.staging / root:  # written in a part dir: move it into place
-                writer.adopt(root, source)
+            writer.adopt(root, source)
         shutil.rmtree(self.staging / PARTS_DIR)
 
     def discard(self) -> None:
