@@ -289,7 +289,7 @@ class BuildSteps(ABC):
         ]
 
         def moves() -> Iterator[tuple[Path, str]]:
-            # One at a time: a full build of 100,000 jobs moves 300,000 directories.
+            # One at a time: an update of 100,000 logs moves 300,000 directories.
             for n, done in fresh.items():
                 if done.job_id is not None and self.moves_job(done) and self.on_site(n):
                     source = part_dir(self.staging, n) if done.parted else self.staging
