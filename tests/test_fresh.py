@@ -52,3 +52,8 @@ def test_fresh_logs_are_a_dict_by_position_iterated_in_order(script: list) -> No
     for n in range(-1, SIZE + 1):
         assert (n in table) == (n in model)
         assert table.get(n) == model.get(n)
+        if n in model:
+            assert table.has_job(n) == (model[n].job_id is not None)
+        else:
+            with pytest.raises(KeyError):
+                table.has_job(n)

@@ -70,6 +70,12 @@ class FreshLogs(MutableMapping[int, Fresh]):
         parted = bool(flags & _PARTED)
         return Fresh(self._picks.get(n), job_id, self._files[n], self._bytes[n], parted)
 
+    def has_job(self, n: int) -> bool:
+        """Tell whether the ``n``-th log's entry names a job, without making its ``Fresh``."""
+        if n not in self:
+            raise KeyError(n)
+        return bool(self._flags[n] & _NAMED) or self._job_ids[n] is not None
+
     def __setitem__(self, n: int, entry: Fresh) -> None:
         if n not in self:
             self._len += 1

@@ -310,7 +310,7 @@ class FullBuild(BuildSteps):
         """Tell whether the ``n``-th log's job is on the site this build publishes."""
         # A full build records every job it maps as published, and selection flips off the
         # few it leaves out: flipping 100,000 rows on took 20 s.
-        first = self.fresh[n].job_id is not None
+        first = self.fresh.has_job(n)
         if self.chosen is None:
             return first
         return self.chosen.flips.get(self.run.logs.keys[n], first)
