@@ -7,6 +7,8 @@ Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 t
       python benchmarks/build.py --dask-only     (line 12: Dask against the local pool)
       python benchmarks/build.py --dask-own-core (line 12c: the same, the scheduler on a core of
                                                   its own)
+      python benchmarks/build.py --dask-only --dask-big-jobs 1000   (line 12, 1,000 jobs of 800
+                                                  tasks: Dask's fixed start weighs 2 %)
 
 Every number comes from this one run on the same corpus; the last lines print the ratios.
 """
@@ -820,9 +822,10 @@ def _ratio_lines(
     dask: tuple[str, ...],
     reps: int,
     cpus: set[int] | None = None,
+    big_jobs: int = 200,
 ) -> float:
     """Print the wall time of Dask's builds against the local build's, of ``workers`` each,
-    small jobs and 800-task ones: medians of ``reps`` alternated runs (Dask's command on
+    small jobs and ``big_jobs`` 800-task ones: medians of ``reps`` alternated runs (Dask's command on
     ``cpus``, if given); then the ratio again with Dask's fixed start taken off, which a
     larger corpus (or ``--watch``, which pays it once) spreads over more jobs. Return the
     fastest Dask build of one log."""
@@ -840,11 +843,14 @@ def _ratio_lines(
         flush=True,
     )
     small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
-    big = corpus(work / "corpus-200x1x800", 200, 1, 800)
+    big = corpus(work / f"corpus-{big_jobs}x1x800", big_jobs, 1, 800)
     pool_of = ("--workers", str(workers))
     # One worker maps in the command itself: no pool, no pipe.
     baseline = "one process" if workers == 1 else f"local pool of {workers}"
-    for name, logs in (("1,000 small jobs (2 x 10 tasks)", small), ("200 jobs x 800 tasks", big)):
+    for name, logs in (
+        ("1,000 small jobs (2 x 10 tasks)", small),
+        (f"{big_jobs:,} jobs x 800 tasks", big),
+    ):
         pool, on_dask = [], []
         for _ in range(reps):  # alternated, so that a drift of the machine's speed hits both
             pool.append(_timed_build(logs, out / "pool", [], *pool_of).seconds)
@@ -861,7 +867,7 @@ def _ratio_lines(
     return min(one_dask)  # the model's T_start
 
 
-def dask_own_core(work: Path, reps: int = 5) -> None:
+def dask_own_core(work: Path, big_jobs: int, reps: int = 5) -> None:
     """Line 12c: one Dask worker on a core of its own, the scheduler and the command on the
     other, against one process (``--workers 1`` maps in the command, which then has a core to
     itself): what is left of line 12 where the scheduler and the command do not share the
@@ -877,21 +883,21 @@ def dask_own_core(work: Path, reps: int = 5) -> None:
         dask = ("--dask-scheduler", address)
         try:
             _timed_build(one, out / "dask", pids, *dask, cpus={first})
-            _ratio_lines(label, 1, work, out, pids, dask, reps, cpus={first})
+            _ratio_lines(label, 1, work, out, pids, dask, reps, {first}, big_jobs)
         finally:
             for proc in procs:
                 proc.kill()
                 proc.wait()
 
 
-def dask_scaling(work: Path, reps: int = 5) -> None:
+def dask_scaling(work: Path, big_jobs: int, reps: int = 5) -> None:
     """Line 12: the Dask map step against the local pool, with Dask's default settings, then
     (12q) with those docs/scale.md recommends."""
     for label, settings in (("12", {}), ("12q", QUIET_DASK)):
-        dask_line(work, label, settings, reps)
+        dask_line(work, label, settings, big_jobs, reps)
 
 
-def dask_line(work: Path, label: str, settings: dict[str, str], reps: int) -> None:
+def dask_line(work: Path, label: str, settings: dict[str, str], big_jobs: int, reps: int) -> None:
     """Run line 12: the Dask map step (a scheduler and 2 single-thread workers, separate
     processes, started with ``settings`` in their environment) against the local pool of 2,
     median of ``reps`` alternated runs; the command's and workers' CPU per job."""
@@ -905,7 +911,7 @@ def dask_line(work: Path, label: str, settings: dict[str, str], reps: int) -> No
     try:
         # The workers import sitegen at their first task: not a cost of the runs compared.
         _timed_build(one, out / "dask", pids, *dask)
-        t_start = _ratio_lines(label, 2, work, out, pids, dask, reps)
+        t_start = _ratio_lines(label, 2, work, out, pids, dask, reps, big_jobs=big_jobs)
         # Back-to-back pairs of 500 and 1,000 jobs, each pair's slope: a drift of the
         # machine's speed between pairs does not enter a slope.
         pairs = [
@@ -1006,16 +1012,23 @@ def main() -> None:
         help="run only line 12: Dask of 2 separate worker processes against the local pool "
         "(needs sitegen[dask])",
     )
+    parser.add_argument(
+        "--dask-big-jobs",
+        type=int,
+        default=200,
+        help="lines 12 and 12c: how many 800-task jobs the second corpus holds (Dask's fixed "
+        "start weighs less in a larger one)",
+    )
     args = parser.parse_args()
 
     work = args.work_dir
     if args.dask_own_core:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
-        dask_own_core(work)
+        dask_own_core(work, args.dask_big_jobs)
         return
     if args.dask_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
-        dask_scaling(work)
+        dask_scaling(work, args.dask_big_jobs)
         return
     if args.storage_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
