@@ -825,10 +825,10 @@ def _ratio_lines(
     big_jobs: int = 200,
 ) -> float:
     """Print the wall time of Dask's builds against the local build's, of ``workers`` each,
-    small jobs and ``big_jobs`` 800-task ones: medians of ``reps`` alternated runs (Dask's command on
-    ``cpus``, if given); then the ratio again with Dask's fixed start taken off, which a
-    larger corpus (or ``--watch``, which pays it once) spreads over more jobs. Return the
-    fastest Dask build of one log."""
+    small jobs and ``big_jobs`` 800-task ones: medians of ``reps`` alternated runs (Dask's
+    command on ``cpus``, if given); then the ratio again with Dask's fixed start taken off,
+    which a larger corpus (or ``--watch``, which pays it once) spreads over more jobs. Return
+    the fastest Dask build of one log."""
     # What a Dask build of one log costs more than a local one, whatever the corpus:
     # importing ``distributed``, connecting, the probe, closing.
     one = corpus(work / "corpus-1x2x10", 1, 2, 10)
