@@ -829,13 +829,20 @@ def _ratio_lines(
     command on ``cpus``, if given); then the ratio again with Dask's fixed start taken off,
     which a larger corpus (or ``--watch``, which pays it once) spreads over more jobs. Return
     the fastest Dask build of one log."""
+    pool_of = ("--workers", str(workers))
+
+    def alternated(logs: Path) -> tuple[list[float], list[float]]:
+        """Return the sorted wall times of ``reps`` local and Dask builds of ``logs``, taken
+        in turn, so that a drift of the machine's speed hits both."""
+        pool, on_dask = [], []
+        for _ in range(reps):
+            pool.append(_timed_build(logs, out / "pool", [], *pool_of).seconds)
+            on_dask.append(_timed_build(logs, out / "dask", pids, *dask, cpus=cpus).seconds)
+        return sorted(pool), sorted(on_dask)
+
     # What a Dask build of one log costs more than a local one, whatever the corpus:
     # importing ``distributed``, connecting, the probe, closing.
-    one = corpus(work / "corpus-1x2x10", 1, 2, 10)
-    one_local, one_dask = [], []
-    for _ in range(reps):
-        one_local.append(_timed_build(one, out / "pool", [], "--workers", str(workers)).seconds)
-        one_dask.append(_timed_build(one, out / "dask", pids, *dask, cpus=cpus).seconds)
+    one_local, one_dask = alternated(corpus(work / "corpus-1x2x10", 1, 2, 10))
     fixed = statistics.median(one_dask) - statistics.median(one_local)
     print(
         f"{label} one log: Dask {statistics.median(one_dask):.2f} s, local "
@@ -844,27 +851,21 @@ def _ratio_lines(
     )
     small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
     big = corpus(work / f"corpus-{big_jobs}x1x800", big_jobs, 1, 800)
-    pool_of = ("--workers", str(workers))
     # One worker maps in the command itself: no pool, no pipe.
     baseline = "one process" if workers == 1 else f"local pool of {workers}"
     for name, logs in (
         ("1,000 small jobs (2 x 10 tasks)", small),
         (f"{big_jobs:,} jobs x 800 tasks", big),
     ):
-        pool, on_dask = [], []
-        for _ in range(reps):  # alternated, so that a drift of the machine's speed hits both
-            pool.append(_timed_build(logs, out / "pool", [], *pool_of).seconds)
-            on_dask.append(_timed_build(logs, out / "dask", pids, *dask, cpus=cpus).seconds)
-        pool.sort()
-        on_dask.sort()
-        p, d = pool[reps // 2], on_dask[reps // 2]
+        pool, on_dask = alternated(logs)
+        p, d = statistics.median(pool), statistics.median(on_dask)
         print(
             f"{label} {name}: Dask of {workers} {d:.2f} s, {baseline} {p:.2f} s: "
             f"{d / p:.2f}x, {(d - fixed) / p:.2f}x without the fixed start (runs: Dask "
             f"{', '.join(f'{t:.2f}' for t in on_dask)}; local {', '.join(f'{t:.2f}' for t in pool)})",
             flush=True,
         )
-    return min(one_dask)  # the model's T_start
+    return one_dask[0]  # the fastest: the model's T_start
 
 
 def dask_own_core(work: Path, big_jobs: int, reps: int = 5) -> None:
