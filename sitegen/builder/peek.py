@@ -21,7 +21,7 @@ from sitegen.diagnose.recurring import Run
 from sitegen.eventlog import dotgraph, payload, schema
 from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.logfiles import LogFile
-from sitegen.eventlog.rawlog import full_reads, hold
+from sitegen.eventlog.rawlog import hold, reads
 from sitegen.eventlog.reader import TASK_END_PREFIX, LogRead, open_log
 from sitegen.model import Classification, JobSummary
 
@@ -40,7 +40,7 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
             last, tasks = _last_line([held], limits.max_line_bytes)
         else:
             with open_log(log.path, limits) as stream:
-                last, tasks = _last_line(full_reads(stream), limits.max_line_bytes)
+                last, tasks = _last_line(reads(stream), limits.max_line_bytes)
         if not last.startswith(b'{"ev":"JobEnd"'):
             return None
         end = schema.JOB_END_RECORD_DECODER.decode(last).data
