@@ -817,6 +817,7 @@ def _ratio_lines(
     label: str,
     workers: int,
     work: Path,
+    one: Path,
     out: Path,
     pids: list[int],
     dask: tuple[str, ...],
@@ -825,7 +826,7 @@ def _ratio_lines(
     big_jobs: int = 200,
 ) -> float:
     """Print the wall time of Dask's builds against the local build's, of ``workers`` each,
-    small jobs and ``big_jobs`` 800-task ones: medians of ``reps`` alternated runs (Dask's
+    small jobs and ``big_jobs`` 800-task ones (``one``: the corpus of one log): medians of ``reps`` alternated runs (Dask's
     command on ``cpus``, if given); then the ratio again with Dask's fixed start taken off,
     which a larger corpus (or ``--watch``, which pays it once) spreads over more jobs. Return
     the fastest Dask build of one log."""
@@ -842,11 +843,12 @@ def _ratio_lines(
 
     # What a Dask build of one log costs more than a local one, whatever the corpus:
     # importing ``distributed``, connecting, the probe, closing.
-    one_local, one_dask = alternated(corpus(work / "corpus-1x2x10", 1, 2, 10))
-    fixed = statistics.median(one_dask) - statistics.median(one_local)
+    one_local, one_dask = alternated(one)
+    local_one, dask_one = statistics.median(one_local), statistics.median(one_dask)
+    fixed = dask_one - local_one
     print(
-        f"{label} one log: Dask {statistics.median(one_dask):.2f} s, local "
-        f"{statistics.median(one_local):.2f} s: Dask's fixed start {fixed:.2f} s a build",
+        f"{label} one log: Dask {dask_one:.2f} s, local {local_one:.2f} s: "
+        f"Dask's fixed start {fixed:.2f} s a build",
         flush=True,
     )
     small = corpus(work / "corpus-1000x2x10", 1000, 2, 10)
@@ -884,7 +886,7 @@ def dask_own_core(work: Path, big_jobs: int, reps: int = 5) -> None:
         dask = ("--dask-scheduler", address)
         try:
             _timed_build(one, out / "dask", pids, *dask, cpus={first})
-            _ratio_lines(label, 1, work, out, pids, dask, reps, {first}, big_jobs)
+            _ratio_lines(label, 1, work, one, out, pids, dask, reps, {first}, big_jobs)
         finally:
             for proc in procs:
                 proc.kill()
@@ -912,7 +914,7 @@ def dask_line(work: Path, label: str, settings: dict[str, str], big_jobs: int, r
     try:
         # The workers import sitegen at their first task: not a cost of the runs compared.
         _timed_build(one, out / "dask", pids, *dask)
-        t_start = _ratio_lines(label, 2, work, out, pids, dask, reps, big_jobs=big_jobs)
+        t_start = _ratio_lines(label, 2, work, one, out, pids, dask, reps, big_jobs=big_jobs)
         # Back-to-back pairs of 500 and 1,000 jobs, each pair's slope: a drift of the
         # machine's speed between pairs does not enter a slope.
         pairs = [
