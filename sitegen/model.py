@@ -135,6 +135,14 @@ def ended_at(end_time: int, completed_at: int) -> int:
     return end_time if end_time else completed_at
 
 
+# The job status words (JobIndex ``status``) of a run that failed. ``Invalid`` (verbose
+# ``Invalid State``) is the scheduler's word for a job whose graph holds no status it knows;
+# its JobEnd still says ``Succeeded`` or ``{"Failed": …}`` by the event that ended it. Such a
+# run did not succeed, so the pages colour it, and ``check --fail-on failed`` counts it, as
+# failed.
+FAILED_JOB_STATUSES = frozenset({"Failed", "Invalid"})
+
+
 def is_failed(status: object) -> bool:
     """Tell whether a Ballista status (task or job: ``{"Failed": ...}`` or a word) failed."""
     return isinstance(status, dict) and "Failed" in status

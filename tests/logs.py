@@ -144,3 +144,22 @@ def upstream_job_lines(job_id: str, name: str = "tpch-q3", **kw: Any) -> list[by
     kw.setdefault("stages", 3)
     kw.setdefault("tasks_per_stage", 6)
     return job_lines(job_id, name, upstream=True, **kw)
+
+
+def invalid_job_lines(job_id: str, name: str = "tpch-q1", **kw: Any) -> list[bytes]:
+    """Return a generated job's lines relabelled as the scheduler reports an Invalid job.
+
+    The index and the ``job`` payload say ``status`` "Invalid" and ``job_status`` "Invalid
+    State" (Ballista's ``format_job_status`` for a graph with no status it knows). The
+    JobEnd's own ``status`` is set by the event that ended the job, not by that word:
+    ``"Succeeded"`` (JobFinished) for ``outcome="succeeded"``, ``{"Failed": msg}``
+    (JobRunningFailed) for ``outcome="failed"``; a cancel overrides the words with Cancelled.
+    """
+    lines = job_lines(job_id, name, **kw)
+    envelope = msgspec.json.decode(lines[-1])
+    assert envelope["ev"] == "JobEnd"
+    end = envelope["data"]
+    for part in (end["index"], end["job"]):
+        part["status"], part["job_status"] = "Invalid", "Invalid State"
+    lines[-1] = record("JobEnd", end)
+    return lines

@@ -89,3 +89,27 @@ def test_the_checks_fire_on_the_old_palette() -> None:
     assert contrast("#cf222e", "#e15759") < MIN_MARK_CONTRAST
     assert contrast("#f85149", "#4e79a7") < MIN_MARK_CONTRAST
     assert not reads_as_red("#bab0ac")  # a warm grey is not red
+
+
+# WCAG 1.4.3: a badge's word (small text) against its own background.
+MIN_TEXT_CONTRAST = 4.5
+# The status badge rules: ``.st-a, .st-b { color: var(--x); background: var(--y); }``.
+_BADGE_RULE = re.compile(
+    r"^((?:\.st-[\w-]+,\s*)*\.st-[\w-]+)\s*\{\s*color:\s*var\(--([\w-]+)\);"
+    r"\s*background:\s*var\(--([\w-]+)\);",
+    re.M,
+)
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_every_status_badge_reads_against_its_background(dark: bool) -> None:
+    props = _block(CSS, dark)
+    rules = {
+        selector: (_resolve(props, fg), _resolve(props, bg))
+        for selector, fg, bg in _BADGE_RULE.findall(CSS)
+    }
+    ratios = {s: round(contrast(fg, bg), 2) for s, (fg, bg) in rules.items()}
+    assert len(ratios) >= 4 and min(ratios.values()) >= MIN_TEXT_CONTRAST, ratios
+    # An Invalid job is a failure: its badge is the failed badge, in red.
+    (failed,) = [s for s in rules if ".st-failed" in s.split(", ")]
+    assert ".st-invalid" in failed.split(", ") and reads_as_red(rules[failed][0])

@@ -10,7 +10,7 @@ import msgspec
 
 from sitegen.diagnose.masking import cause, clip, mask
 from sitegen.eventlog.payload import task_status
-from sitegen.model import ErrorPattern, JobSummary, is_failed
+from sitegen.model import FAILED_JOB_STATUSES, ErrorPattern, JobSummary, is_failed
 
 # A job keeps at most this many distinct task error patterns (a bad UDF fails 800,000 tasks
 # with one text; garbage could give each its own): the rest are counted in the last one kept.
@@ -69,12 +69,26 @@ class FailureRow(NamedTuple):
     tasks: int
 
 
+def job_failure(job: JobSummary) -> str | None:
+    """Return the text a failed job is grouped by: its JobEnd's failure, else its status text.
+
+    An Invalid job's JobEnd may say Succeeded, with no message: it is grouped by its verbose
+    status (``Invalid State``), so it counts on the Failures page as the failed run it is.
+    """
+    if job.failure is not None:
+        return job.failure
+    if job.status in FAILED_JOB_STATUSES:
+        return job.job_status or job.status
+    return None
+
+
 def failure_rows(job: JobSummary) -> Iterator[FailureRow]:
     """Yield a job's failure rows: its own failure first, then its task error patterns."""
-    if job.failure is not None:
+    failure = job_failure(job)
+    if failure is not None:
         # "Job failed due to stage N failed: <task error>" joins the group of that error.
-        pattern = mask(cause(job.failure), job.job_id)
-        yield FailureRow(job.job_id, job.job_name, job.start_time, pattern, clip(job.failure), 1, 0)
+        pattern = mask(cause(failure), job.job_id)
+        yield FailureRow(job.job_id, job.job_name, job.start_time, pattern, clip(failure), 1, 0)
     for errors in job.task_errors:
         yield FailureRow(
             job.job_id,

@@ -19,7 +19,7 @@ import msgspec
 
 from sitegen.diagnose.stats import MAD_SIGMA
 from sitegen.finding import Finding, FindingKind, FindingSeverity
-from sitegen.model import JobSummary, StageFigures
+from sitegen.model import FAILED_JOB_STATUSES, JobSummary, StageFigures
 from sitegen.text.formatting import duration
 
 # A successful run regresses when it took at least this many times the median of the recent
@@ -109,8 +109,12 @@ def succeeded(job: JobSummary) -> bool:
 
 
 def failed(job: JobSummary) -> bool:
-    """Tell whether a run failed (a cancelled run did not)."""
-    return job.failure is not None or job.status == "Failed"
+    """Tell whether a run failed: its JobEnd says Failed, or its status is Failed or Invalid.
+
+    A cancelled run did not fail. An Invalid run failed whatever its JobEnd says: it is no
+    success, so it is neither a baseline nor judged for a regression.
+    """
+    return job.failure is not None or job.status in FAILED_JOB_STATUSES
 
 
 def oldest_first(jobs: Iterable[J]) -> list[J]:

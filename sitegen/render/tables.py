@@ -68,7 +68,11 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "jobs": (
         _JOB_ID,
         Column("job_name", STRING, "Its name ('' when it was given none)."),
-        Column("status", STRING, "How it ended, as /api/jobs says: Completed, Failed, Cancelled."),
+        Column(
+            "status",
+            STRING,
+            "How it ended, as /api/jobs says: Completed, Failed, Invalid, Cancelled.",
+        ),
         Column("queued_at", TIMESTAMP, "When it was submitted (null when not recorded)."),
         Column("started_at", TIMESTAMP, "When it started running."),
         Column("ended_at", TIMESTAMP, "When it ended; a cancelled job's cancel time."),
