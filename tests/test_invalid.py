@@ -97,6 +97,16 @@ def test_recurring_counts_an_invalid_run_as_failed(tmp_path: Path, end: str) -> 
     assert (entry["runs"], entry["failure_rate"]) == (4, 0.25)
     name_page = (site / entry["page"]).read_text()
     assert name_page.count('class="trend-failed"') == 1  # the cross of a failed run
+    rows = {
+        n: next(r for r in name_page.split("<tr>") if f"<code>run{n}</code></a></td>" in r)
+        for n in range(4)
+    }
+    assert {n: '<span class="bad">failed</span>' in r for n, r in rows.items()} == {
+        0: False,
+        1: True,
+        2: False,
+        3: False,
+    }
     groups = json.loads((site / "failures.json").read_text())["groups"]
     pattern = "Invalid State" if end == "succeeded" else "Arrow error: Divide by zero error"
     (group,) = [g for g in groups if g["pattern"] == pattern]

@@ -87,6 +87,8 @@ class RunRow:
     job: JobSummary
     duration_ms: int | None
     regression: Finding | None
+    # Whether it failed (recurring.failed: an Invalid run too, with no failure message).
+    failed: bool = False
 
 
 def write_names(pages: PageRenderer, writer: SiteWriter, records: list[NameRecord]) -> None:
@@ -119,7 +121,7 @@ def write_name_page(
     # Built from escaped text only (sitegen.svg.trend escapes every label and link).
     chart = Markup(trend_svg.chart(points, f"Duration per run of {trend.name}", link.job))
     rows = [
-        RunRow(shown[j.job_id], recurring.duration_ms(j), trend.regressions.get(j.job_id))
+        RunRow(shown[j.job_id], recurring.duration_ms(j), trend.regressions.get(j.job_id), j.failed)
         for j in reversed(newest_runs(trend))
     ]
     writer.write(
