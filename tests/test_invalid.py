@@ -20,8 +20,10 @@ from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.diagnose import failures, recurring
 from sitegen.model import JobSummary
+from sitegen.render.tables import job_tables
 from sitegen.render.templates import default_template_dir
 from tests.logs import invalid_job_lines, job_lines, write
+from tests.test_tables import analysed, parquet_rows
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000
@@ -201,3 +203,12 @@ def test_an_invalid_run_is_no_baseline_and_no_regression(tmp_path: Path) -> None
     assert fail_on(tmp_path / "b", "regression,failed")[1][2] == (
         "fail-on: q1: job run6: failed: status Invalid"
     )
+
+
+@pytest.mark.parametrize("end", ENDS)
+def test_the_sql_jobs_table_keeps_the_logs_word(tmp_path: Path, end: str) -> None:
+    path = write(tmp_path / "inv.eventlog", invalid_job_lines("inv", outcome=end))
+    key, read, analysis = analysed(path)
+    rows = parquet_rows("jobs", [job_tables(read, analysis, key)])
+    assert rows["status"] == ["Invalid"]
+    assert rows["failure"] == [None if end == "succeeded" else FAILURE]
