@@ -144,3 +144,17 @@ def upstream_job_lines(job_id: str, name: str = "tpch-q3", **kw: Any) -> list[by
     kw.setdefault("stages", 3)
     kw.setdefault("tasks_per_stage", 6)
     return job_lines(job_id, name, upstream=True, **kw)
+
+
+# The stage an adaptive replan drops in ``replanned_job_lines`` (stage 3 reads 1 and 2).
+REPLANNED_STAGE = 2
+
+
+def replanned_job_lines(job_id: str, name: str = "tpch-q3", **kw: Any) -> list[bytes]:
+    """Return an upstream-shaped job whose final plan lost a stage its TaskEnds still name.
+
+    Ballista #2192: an adaptive replan dropped stage ``REPLANNED_STAGE``; the JobEnd's stages
+    payload, DOT and stage counts no longer name it, while its TaskEnd records stay.
+    """
+    kw.setdefault("stages", 4)
+    return upstream_job_lines(job_id, name, replanned=kw.pop("replanned", REPLANNED_STAGE), **kw)
