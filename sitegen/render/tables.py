@@ -342,8 +342,7 @@ def _jobs(summary: JobSummary, log_key: str, findings: list[Finding]) -> dict[st
 def _stages(ends: TaskColumns, analysis: JobAnalysis) -> Part:
     """Return a row of ``stages`` per stage the stages payload lists, in stage order.
 
-    A stage a replan dropped has none (its attempts are rows of ``tasks``): the table holds
-    the payload's figures, which it has not.
+    A stage a replan dropped has none: its attempts are rows of ``tasks`` (diagnose.replanned).
     """
     # Counted per TaskEnd record, as ``tasks`` has a row per record and ``jobs`` counts them:
     # a pass over the job's per stage when there are few (a Counter took 4 us).
