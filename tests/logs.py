@@ -163,3 +163,17 @@ def invalid_job_lines(job_id: str, name: str = "tpch-q1", **kw: Any) -> list[byt
         part["status"], part["job_status"] = "Invalid", "Invalid State"
     lines[-1] = record("JobEnd", end)
     return lines
+
+
+# The stage an adaptive replan drops in ``replanned_job_lines`` (stage 3 reads 1 and 2).
+REPLANNED_STAGE = 2
+
+
+def replanned_job_lines(job_id: str, name: str = "tpch-q3", **kw: Any) -> list[bytes]:
+    """Return an upstream-shaped job whose final plan lost a stage its TaskEnds still name.
+
+    Ballista #2192: an adaptive replan dropped stage ``REPLANNED_STAGE``; the JobEnd's stages
+    payload, DOT and stage counts no longer name it, while its TaskEnd records stay.
+    """
+    kw.setdefault("stages", 4)
+    return upstream_job_lines(job_id, name, replanned=kw.pop("replanned", REPLANNED_STAGE), **kw)

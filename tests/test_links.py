@@ -108,7 +108,11 @@ def test_hostile_payload_shapes_still_publish(tmp_path: Path) -> None:
     assert report.published == 1
     job_dir = tmp_path / "site/jobs/odd"
     stages = sorted(p.name for p in job_dir.glob("stage-*.html"))
-    assert stages == ["stage-1-2.html", "stage-1.html", "stage-stage-3.html"]
+    # Stages 2 and 3 of the TaskEnds are no longer named: pages of stages a replan dropped,
+    # named apart from the payload's (tests/test_replanned.py).
+    assert stages == [
+        "stage-1-2.html", "stage-1.html", "stage-2.html", "stage-3.html", "stage-stage-3.html"
+    ]  # fmt: skip
     # One directory per job: the stage pages sit beside the job page.
     assert [p.name for p in job_dir.iterdir() if p.is_dir()] == []
     assert broken_links(tmp_path / "site") == []

@@ -26,12 +26,15 @@ class JobAnalysis:
     # The per-job record the reduce, the state and the gate keep (findings included).
     summary: JobSummary
     graph: JobGraph
-    # The decoded stages payload in stage order, with each stage's TaskEnd records beside it.
+    # The decoded stages payload in stage order, with each stage's TaskEnd records beside it,
+    # then the stages a replan dropped (``dropped``), made of their TaskEnd records.
     stages: list[tuple[payload.Stage, list[TaskEnd]]]
     diagnosis: Diagnosis
     # What the stages and tasks that the payload and the DOT still call Running were, by how
     # the job ended (a failed job's failing stage: Failed); the pages show it, the API does not.
     statuses: EndedStatuses
+    # The ids of the stages a replan dropped (diagnose.replanned): no payload row, plan or DOT.
+    dropped: frozenset[int] = frozenset()
 
 
 def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
@@ -49,7 +52,7 @@ def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
     summary.root_cause = found.root_cause.error if found.root_cause else None
     summary.what_if = found.what_if
     statuses = ended_statuses(read.job_end.status, facts.stages)
-    return JobAnalysis(summary, graph, facts.stages, found, statuses)
+    return JobAnalysis(summary, graph, facts.stages, found, statuses, facts.dropped)
 
 
 def summarize(read: LogRead, file: str) -> JobSummary:

@@ -17,6 +17,7 @@ from sitegen.diagnose.failed_attempts import (
     failed_finding,
     root_cause,
 )
+from sitegen.diagnose.replanned import dropped_ids, dropped_sentence, dropped_stage
 from sitegen.diagnose.replay import Change, TaskRun, prepare, what_if
 from sitegen.diagnose.stage_findings import (
     SlowTask,
@@ -47,8 +48,11 @@ class JobFacts:
     started_at: int
     completed_at: int
     tasks: list[TaskEnd]
+    # The payload's stages in stage order, then the stages a replan dropped (replanned.py).
     stages: list[tuple[Stage, list[TaskEnd]]]
     stage_edges: list[tuple[str, str]]
+    # The ids of the stages a replan dropped: TaskEnd records name them, the payload does not.
+    dropped: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -88,6 +92,7 @@ class _Attempts:
         tasks: list[TaskEnd],
         stages: list[tuple[Stage, list[TaskEnd]]],
         timed: list[StageTimes],
+        dropped: frozenset[int] = frozenset(),
     ) -> None:
         self.runs: list[TaskRun] = []
         self.of_end: dict[int, int] = {}
@@ -99,7 +104,8 @@ class _Attempts:
         # (``timed``: no successful TaskEnd that ran), so that what they find is replayed.
         for (stage, ends), times_ in zip(stages, timed, strict=True):
             sid = times_.stage_id
-            if sid is None or times_.ends is not None:
+            # A dropped stage's rows are its TaskEnd records, each already a run.
+            if sid is None or times_.ends is not None or sid in dropped:
                 continue
             rows = stage.task_list
             for n, (row, state) in enumerate(
@@ -186,7 +192,7 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     found: list[Finding] = []
     stages = _judged_once(facts.stages)
     timed = [stage_times(stage, ends) for stage, ends in stages]
-    attempts = _Attempts(facts.tasks, stages, timed)
+    attempts = _Attempts(facts.tasks, stages, timed, facts.dropped)
     replay = prepare(
         attempts.runs,
         _int_edges(facts.stage_edges),
@@ -265,13 +271,27 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     )
     if stood is not None:
         found.append(costed(stood, cost(Change(no_idle=True)), run_ms))
-    result.findings = most_severe_first(found)
+    result.findings = most_severe_first([_on_dropped(f, facts.dropped) for f in found])
     if facts.failed:
         result.root_cause = root_cause(failures)
-    windows = stage_windows([ends for _, ends in stages])
+    # The walk follows the final plan's DAG, which has no edge to or from a dropped stage.
+    windows = stage_windows([ends for stage, ends in stages if not _is_dropped(stage, facts)])
     result.critical_path = critical_path(windows, facts.stage_edges)
     result.what_if = what_if(replay)
     return result
+
+
+def _is_dropped(stage: Stage, facts: JobFacts) -> bool:
+    """Tell whether a stage of the facts is one a replan dropped."""
+    return bool(facts.dropped) and as_int(stage.stage_id) in facts.dropped
+
+
+def _on_dropped(finding: Finding, dropped: frozenset[int]) -> Finding:
+    """Return a finding about a dropped stage saying so (others as they are)."""
+    if finding.stage_id is None or finding.stage_id not in dropped:
+        return finding
+    message = finding.message + dropped_sentence(finding.stage_id)
+    return msgspec.structs.replace(finding, message=message)
 
 
 def _int_edges(edges: list[tuple[str, str]]) -> list[tuple[int, int]]:
@@ -303,7 +323,11 @@ def findings_json(
 
 
 def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:
-    """Gather a completed log's facts from its decoded stages payload and DAG."""
+    """Gather a completed log's facts from its decoded stages payload and DAG.
+
+    A stage the TaskEnd records name and the payload does not (a replan dropped it) is
+    listed after the payload's, with a row per attempt (``replanned.dropped_stage``).
+    """
     assert read.job_end is not None
     end = read.job_end
     tasks = _distinct(read.tasks)
@@ -314,6 +338,9 @@ def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:
     for stage in stages:
         sid = as_int(stage.stage_id)
         pairs.append((stage, by_stage.get(sid, []) if sid is not None else []))
+    # After the payload's, so that its stages keep their pages' names (urls.stage_segments).
+    dropped = dropped_ids(stages, tasks)
+    pairs.extend((dropped_stage(sid, by_stage[sid]), by_stage[sid]) for sid in dropped)
     return JobFacts(
         job_id=end.index.job_id,
         failed=is_failed(end.status),
@@ -323,6 +350,7 @@ def facts_of(read: LogRead, stages: list[Stage], graph: JobGraph) -> JobFacts:
         tasks=tasks,
         stages=pairs,
         stage_edges=graph.stage_edges(),
+        dropped=frozenset(dropped),
     )
 
 

@@ -102,6 +102,9 @@ class JobSpec:
     # started, and a failed job's failing stage still Running in the payload and the DOT (the
     # JobEnd is written before the stage is marked failed), listing the tasks it was running.
     upstream: bool = False
+    # A stage an adaptive replan dropped (Ballista #2192): its TaskEnd records are written,
+    # but the final stages payload, the DOT and the job's stage counts no longer name it.
+    replanned: int | None = None
 
 
 def _stage_number(summary: dict[str, Any]) -> int:
@@ -124,7 +127,8 @@ def _dot(spec: JobSpec, statuses: dict[int, str], rng: random.Random) -> str:
     """Write the stage DAG the way Ballista's ExecutionGraphDot does."""
     out = ["digraph G {"]
     links = []
-    for cluster, sid in enumerate(range(1, spec.stages + 1)):
+    kept = [sid for sid in range(1, spec.stages + 1) if sid != spec.replanned]
+    for cluster, sid in enumerate(kept):
         out.append(f"\tsubgraph cluster{cluster} {{")
         out.append(f'\t\tlabel = "Stage {sid} [{statuses[sid]}]";')
         writer = f"stage_{sid}_0"
@@ -135,7 +139,7 @@ def _dot(spec: JobSpec, statuses: dict[int, str], rng: random.Random) -> str:
         child = f"{node}_0"
         out.append(f'\t\t{child} [shape=box, label="{op}\n{detail}"]')
         out.append(f"\t\t{child} -> {node}")
-        for j, parent in enumerate(_parents(sid)):
+        for j, parent in enumerate(p for p in _parents(sid) if p != spec.replanned):
             reader = f"{child}_{j}"
             out.append(f'\t\t{reader} [shape=box, label="ShuffleReaderExec\nstage={parent}"]')
             out.append(f"\t\t{reader} -> {child}")
@@ -281,6 +285,9 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         stage_status = "Failed" if fail_here else "Successful"
         if (spec.outcome == "running" and sid == last_stage) or (fail_here and spec.upstream):
             stage_status = "Running"
+        if sid == spec.replanned:  # the final plan no longer has it: its TaskEnds stay
+            now = stage_end + rng.randint(1, 15)
+            continue
         statuses[sid] = stage_status
         if stage_status != "Running" and not spec.upstream:
             yield _line("StageEnd", {"stage_id": sid, "status": stage_status})
@@ -345,7 +352,8 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
     # Upstream records a cancel before the graph ends: end_time 0 in index and job (the
     # cancel time is completed_at).
     listed_end = 0 if spec.outcome == "cancelled" and spec.upstream else end_ms
-    percent = completed * 100 // spec.stages
+    planned = spec.stages - (spec.replanned is not None)
+    percent = completed * 100 // planned
     index = {
         "job_id": spec.job_id,
         "job_name": spec.job_name,
@@ -353,7 +361,7 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         "job_status": verbose,
         "start_time": spec.start_ms,
         "end_time": listed_end,
-        "num_stages": spec.stages,
+        "num_stages": planned,
         "completed_stages": completed,
         "percent_complete": percent,
     }
@@ -362,7 +370,7 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         "job_name": spec.job_name,
         "job_status": verbose,
         "status": word,
-        "num_stages": spec.stages,
+        "num_stages": planned,
         "completed_stages": completed,
         "percent_complete": percent,
         "start_time": spec.start_ms,
@@ -453,6 +461,7 @@ def write_examples(directory: Path) -> list[Path]:
     paths = []
     for n, (name, stages, tasks, outcome) in enumerate(shapes):
         spec = JobSpec(
+            replanned=REPLANNED_STAGE if name == REPLANNED_NAME else None,
             job_id=job_id_for(rng),
             job_name=name,
             stages=stages,
@@ -475,6 +484,12 @@ def write_examples(directory: Path) -> list[Path]:
     paths += write_planted(directory)
     paths.append(write_unrecorded(directory))
     return paths
+
+
+# The example whose stage 2 an adaptive replan dropped (Ballista #2192): its final plan reads
+# stage 1 alone into stage 3, and stage 2's attempts stay in the log.
+REPLANNED_NAME = "tpch-q12"
+REPLANNED_STAGE = 2
 
 
 # A recurring job in the examples: daily runs; run 4 fails, run 7 regresses (3x slower).

@@ -13,6 +13,7 @@ from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.diagnose.failed_attempts import root_cause_sentence
 from sitegen.diagnose.recurring import RunContext
+from sitegen.diagnose.replanned import DROPPED, DROPPED_NOTE
 from sitegen.diagnose.statuses import NO_CHANGE, EndedStatuses, Shown
 from sitegen.diagnose.tasks import executor_index
 from sitegen.eventlog import dotgraph, payload
@@ -59,6 +60,8 @@ class StageInfo:
     task_ends: list[TaskEnd] = field(default_factory=list)
     # What the job's end makes of the payload's Running words (diagnose.statuses).
     statuses: EndedStatuses = NO_CHANGE
+    # A stage a replan dropped (diagnose.replanned): its rows are its TaskEnd records.
+    dropped: bool = False
 
     # The stage's status as pages show it, with the note when it is not the payload's word.
     shown: Shown = field(init=False)
@@ -73,7 +76,10 @@ class StageInfo:
     def __post_init__(self) -> None:
         """Read the statuses once; count failed attempts (TaskEnd records, else the summary)."""
         ended = self.statuses
-        self.shown = ended.stage(self.stage.stage_id, self.stage.stage_status)
+        if self.dropped:
+            self.shown = Shown(DROPPED, DROPPED_NOTE)
+        else:
+            self.shown = ended.stage(self.stage.stage_id, self.stage.stage_status)
         self.states = payload.task_statuses([t.status for t in self.stage.task_list])
         self.cut_short = 0
         if ended.task is not None:
@@ -245,18 +251,24 @@ def failures(stage: StageInfo) -> list[Failure]:
 def build_stages(analysis: JobAnalysis) -> list[StageInfo]:
     """Join the stages payload, the DOT clusters and the TaskEnd records per stage."""
     by_cluster = {g.stage_id: g for g in analysis.graph.stages}
+    # The payload's stages come first: a dropped stage takes a name none of theirs has.
     segments = urls.stage_segments([s.stage_id for s, _ in analysis.stages])
-    return [
-        StageInfo(
-            stage=stage,
-            segment=segment,
-            colour=n,
-            graph=by_cluster.get(stage.stage_id),
-            task_ends=ends,
-            statuses=analysis.statuses,
+    found = []
+    for n, ((stage, ends), segment) in enumerate(zip(analysis.stages, segments, strict=True)):
+        dropped = bool(analysis.dropped) and payload.as_int(stage.stage_id) in analysis.dropped
+        found.append(
+            StageInfo(
+                stage=stage,
+                segment=segment,
+                colour=n,
+                # The DOT is the final plan's: a cluster of that id is another stage.
+                graph=None if dropped else by_cluster.get(stage.stage_id),
+                task_ends=ends,
+                statuses=analysis.statuses,
+                dropped=dropped,
+            )
         )
-        for n, ((stage, ends), segment) in enumerate(zip(analysis.stages, segments, strict=True))
-    ]
+    return found
 
 
 def dag_words(graph: dotgraph.JobGraph, statuses: EndedStatuses) -> dict[str, tuple[str, str]]:
@@ -306,6 +318,8 @@ class JobPage:
     root_cause: str | None
     root_cause_href: str | None
     critical_path: str | None
+    # The ids of the stages a replan dropped, in order (not on the critical path).
+    dropped: list[int] = field(default_factory=list)
     # The other runs of its name (None: the only run), and this run against the baseline.
     context: RunContext | None = None
     comparison: list[StageChange] = field(default_factory=list)
@@ -362,6 +376,7 @@ def job_page(
         # Some attempts left out: the axis still spans the whole job.
         window=timeline.extent(read.tasks) if drawn is not read.tasks else None,
         marked=found.straggler_attempts,
+        dropped=analysis.dropped,
     )
     segments: dict[int, str] = {}
     for info in infos:
@@ -375,7 +390,10 @@ def job_page(
     for info in infos:
         sid = payload.as_int(info.stage.stage_id)
         info.colour = colours.get(sid, info.colour) if sid is not None else info.colour
-    legend = [(str(sid), c % timeline.COLOURS) for sid, c in sorted(colours.items())]
+    legend = [
+        (f"{sid} ({DROPPED})" if sid in analysis.dropped else str(sid), c % timeline.COLOURS)
+        for sid, c in sorted(colours.items())
+    ]
     plans = payload.plans(end.job)
     start = read.job_start
     plan_list = [
@@ -406,6 +424,7 @@ def job_page(
             link.stage(summary.job_id, cause_segment) + "#failed" if cause_segment else None
         ),
         critical_path=path.sentence(run_ms) if path and run_ms > 0 else None,
+        dropped=sorted(analysis.dropped),
     )
 
 

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.recurring import RunContext
+from sitegen.diagnose.replanned import DROPPED, stages_named
 from sitegen.diagnose.trace import trace
 from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.notes import Note
@@ -159,6 +160,8 @@ class PageRenderer:
             zip=zip,
             pkeys=PERCENTILE_KEYS,
             stage_colours=timeline.COLOURS,
+            dropped_stage=DROPPED,
+            dropped_list=stages_named,
             change=runs.change,
         )
         return env

@@ -344,7 +344,10 @@ def _jobs(summary: JobSummary, log_key: str, findings: list[Finding]) -> dict[st
 
 
 def _stages(ends: TaskColumns, analysis: JobAnalysis) -> Part:
-    """Return a row of ``stages`` per stage the stages payload lists, in stage order."""
+    """Return a row of ``stages`` per stage the stages payload lists, in stage order.
+
+    A stage a replan dropped has none: its attempts are rows of ``tasks`` (diagnose.replanned).
+    """
     # Counted per TaskEnd record, as ``tasks`` has a row per record and ``jobs`` counts them:
     # a pass over the job's per stage when there are few (a Counter took 4 us).
     attempts = None if len(analysis.stages) <= _FEW_STAGES else Counter(ends.stage_id)
@@ -358,6 +361,8 @@ def _stages(ends: TaskColumns, analysis: JobAnalysis) -> Part:
     pack = ROW_FORMAT["stages"].pack
     for stage, _ in analysis.stages:
         sid = payload.as_int(stage.stage_id)
+        if sid is not None and sid in analysis.dropped:
+            continue
         tasks = stage.task_list
         first, last = _span(tasks)
         failed = failed_in.count(sid) if sid is not None else 0
@@ -468,7 +473,7 @@ def _partitions(ends: TaskColumns, analysis: JobAnalysis) -> array[int]:
     listed: dict[int, _PayloadRows] = {}
     for stage, _ in analysis.stages:
         sid = payload.as_int(stage.stage_id)
-        if sid is not None and sid not in listed:
+        if sid is not None and sid not in listed and sid not in analysis.dropped:
             listed[sid] = _PayloadRows(stage.task_list)
     partition = array("q", [NULL]) * len(ends.task_id)
     last: int | None = None

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence, Set
 from operator import attrgetter
 
+from sitegen.diagnose.replanned import DROPPED
 from sitegen.eventlog.payload import task_status
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.svg.text import clip, num
@@ -86,16 +87,17 @@ def extent(tasks: Sequence[TaskEnd]) -> tuple[int, int] | None:
     )
 
 
-def _stage_texts(stage_id: int, colour: int) -> tuple[str, str, str]:
+def _stage_texts(stage_id: int, colour: int, dropped: bool = False) -> tuple[str, str, str]:
     """Return a stage's bar openings up to x (as is, and failed) and its tip's stage part."""
     cls = f"tl-bar c{colour % COLOURS}"
+    said = f" ({DROPPED})" if dropped else ""
     return (
         f'<rect class="{cls}" x="',
         # Failed bars take keyboard focus: the page shows a focused bar's tip.
         f'<rect class="{cls} failed" tabindex="0" x="',
         # A character reference, not "·": the picture stays ASCII, so the
         # page splices its 100 KB as bytes without widening (see fragments).
-        f" &#183; stage {stage_id} &#183; ",
+        f" &#183; stage {stage_id}{said} &#183; ",
     )
 
 
@@ -227,12 +229,14 @@ def timeline(
     title: str,
     window: tuple[int, int] | None = None,
     marked: Set[tuple[int, int, int]] = frozenset(),
+    dropped: Set[int] = frozenset(),
 ) -> str:
     """Return the timeline SVG; empty string when there are no task records.
 
     ``window`` widens the time axis to that span (the job's, when only some bars are drawn).
     ``marked`` holds the stragglers' (stage, task, start): their bars are outlined and
-    their tooltips say "straggler".
+    their tooltips say "straggler". The tooltips of the stages in ``dropped`` (a replan
+    dropped them: diagnose.replanned) say so.
     """
     lanes, t0, t1 = _lanes(tasks)
     if not lanes:
@@ -246,7 +250,7 @@ def timeline(
     bars = f'<g class="tl-bars" transform="translate({num(GUTTER)} 0) scale({scale!r} 1)">'
     thinnest = math.ceil(1 / scale)
     # Per stage id (they repeat across 800 bars): see _stage_texts.
-    stage_texts: dict[int, tuple[str, str, str]] = {}
+    stage_texts = {sid: _stage_texts(sid, colour_of(sid), dropped=True) for sid in dropped}
     body: list[str] = []
     y = AXIS
     for n, (executor, lane) in enumerate(lanes):
