@@ -56,6 +56,9 @@ class Plant:
     # Failed attempts: how many tasks of the stage had one; idle and queued: ms.
     count: int = 0
     ms: int = 0
+    # A straggler or skewed task: exactly ``factor`` times its stage's median time, not
+    # ``factor`` times its own noisy draw (which can land it anywhere from 2x to 12x at 5x).
+    exact: bool = False
 
 
 @dataclass
@@ -152,11 +155,13 @@ def simulate(shape: Shape, seed: int, plant: Plant | None = None) -> Sim:
             jitter = rng.randint(0, 20)
             fail_at = rng.uniform(0.2, 1.0)
             if plant is not None:
-                if plant.kind == "straggler" and (plant.stage, plant.task) == (sid, tid):
-                    took *= plant.factor
-                if plant.kind == "data-skew" and (plant.stage, plant.task) == (sid, tid):
-                    took *= plant.factor
-                    n_rows = round(n_rows * plant.factor)
+                if plant.kind in ("straggler", "data-skew") and (plant.stage, plant.task) == (
+                    sid,
+                    tid,
+                ):
+                    took = (med if plant.exact else took) * plant.factor
+                    if plant.kind == "data-skew":
+                        n_rows = round(n_rows * plant.factor)
             tries = 2 if tid in failing else 1
             begin = ready + jitter
             for attempt in range(tries):

@@ -203,12 +203,21 @@ def test_findings_json_lists_the_runs_regression(example_site: tuple[Path, Build
     assert "More executors</dt><dd>With twice the executors" in page
 
 
-def test_bundled_failed_example_has_its_straggler(example_site: tuple[Path, BuildReport]) -> None:
+def test_bundled_failed_example_has_no_straggler_within_its_spread(
+    example_site: tuple[Path, BuildReport],
+) -> None:
+    """Stage 1's task 0 ran 2.2 s, 9.3x the median of 15 tasks that spread from 93 to 392 ms.
+
+    On the log scale those 15 spread with a sigma of 0.63 (their times are uniform, so the
+    fast ones lie far below the middle): 2.2 s is 3.75 sigmas out, where the slowest of 16
+    healthy tasks of a job of 5 judged stages lies beyond 3.99 in 1% of jobs (issue 51).
+    """
     out, _ = example_site
     data = json.loads((out / f"jobs/{FAILED_JOB}/findings.json").read_bytes())
     slow = [f for f in data["findings"] if f["kind"] in ("straggler", "data-skew")]
-    assert [(f["kind"], f["stage_id"], f["task_id"]) for f in slow] == [("straggler", 1, 0)]
-    assert "ran 2.2 s, 9.3x the stage's median of 242 ms" in slow[0]["message"]
+    assert slow == []
+    kinds = {f["kind"] for f in data["findings"]}
+    assert kinds == {"failed-attempts"}
 
 
 def test_the_examples_show_one_job_per_kind(example_site: tuple[Path, BuildReport]) -> None:

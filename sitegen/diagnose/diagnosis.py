@@ -22,6 +22,7 @@ from sitegen.diagnose.replay import Change, TaskRun, prepare, what_if
 from sitegen.diagnose.stage_findings import (
     SlowTask,
     StageTimes,
+    job_mad_sigma,
     job_sigma,
     judge_stage,
     stage_times,
@@ -169,7 +170,6 @@ def costed(finding: Finding, impact: int | None, run_ms: int, of: str = "run") -
 
 
 # Why a costly slow task that is not far out against its stage's spread is only info.
-_SPREAD = " Its stage's task times spread widely: a task this slow may be chance."
 _ROWS_SPREAD = " Its stage's input rows spread widely: a task with this many may be chance."
 
 
@@ -203,9 +203,10 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     run_ms = replay.run_ms
     cost = replay.without
 
-    prior = job_sigma(timed)
+    prior, mad_prior = job_sigma(timed), job_mad_sigma(timed)
+    judged = sum(len(t.ordered) >= th.STAGE_MIN_TASKS for t in timed)
     for times_ in timed:
-        times_.prior = prior
+        times_.prior, times_.mad_prior, times_.judged = prior, mad_prior, judged
     executors = len(set(map(_EXECUTOR, facts.tasks)))
     slow_nodes = slow_executors(timed) if executors > 1 else {}
     for slow in slow_nodes.values():
@@ -244,10 +245,8 @@ def diagnose(facts: JobFacts) -> Diagnosis:
                 break
             at = attempts.index(sid, task)
             impact = cost(Change(durations={at: median_ms})) if at is not None else None
-            if (impact or 0) < (task.cost_needed or 0.0) * run_ms:
-                continue  # not far out enough for what it cost
             reported += 1
-            found.append(far_out_only(costed(finding, impact, run_ms), task.far_out, _SPREAD))
+            found.append(costed(finding, impact, run_ms))
             result.flag(sid, task, FindingKind.STRAGGLER)
             if task.end is not None:
                 result.straggler_attempts.add(

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.stage_findings import StageTimes, stage_sigma
+from sitegen.diagnose.stage_findings import StageTimes, robust_sigma
 from sitegen.diagnose.stats import median, times
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.finding import Finding, FindingKind
@@ -64,7 +64,7 @@ def compare(stage: StageTimes) -> list[tuple[str, Comparison]]:
         ends_of[name or ""].append(end)
     if len(by_executor) < 2:
         return []
-    _, sigma = stage_sigma(stage.ordered, stage.prior)
+    sigma = robust_sigma(stage.ordered, stage.mad_prior)
     medians = {name: median(sorted(took)) for name, took in by_executor.items()}
     ordered = sorted(medians.values())
     others = len(ordered) - 1

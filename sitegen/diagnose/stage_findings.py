@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.stats import log_scale, median, times
+from sitegen.diagnose.stats import MAD_SIGMA, log_scale, median, times
 from sitegen.diagnose.tasks import RowIndex
 from sitegen.eventlog.payload import Stage, as_int, task_duration, task_statuses
 from sitegen.eventlog.schema import TaskEnd
@@ -31,9 +31,13 @@ class StageTimes:
     positions: list[int] | None
     ordered: list[int] = field(init=False)
     median: float = field(init=False)
-    # The job's typical sigma of log task times (see job_sigma), which a small stage's own
-    # few tasks are shrunk toward; None: the stage's own alone.
-    prior: float | None = None
+    # The job's pooled sigma of log task times and its degrees of freedom (job_sigma), which
+    # a small stage's own few tasks are shrunk toward; None: the stage's own alone.
+    prior: tuple[float, int] | None = None
+    # The median of the job's stages' robust sigmas (job_mad_sigma), for robust_sigma.
+    mad_prior: float | None = None
+    # How many of the job's stages are judged (they share th.FAR_OUT_ALPHA).
+    judged: int = 1
 
     def __post_init__(self) -> None:
         """Sort the durations once."""
@@ -76,18 +80,10 @@ class SlowTask:
     row: int | None  # position in the stage's task list
     end: TaskEnd | None
     input_rows: int | None
-    # How far out it is: robust sigmas above the stage's median, on the log scale, beyond
-    # where the slowest of the stage's tasks lies by chance (what the tiers judge).
+    # How far out it lies: robust sigmas above the stage's median on the log scale, against
+    # the spread the stage can trust (stage_sigma), and whether that passes th.far_out_z.
     z: float = 0.0
-    # Whether it is far out against its own stage's spread (th.far_out_z): without that, a
-    # costly task is no more than info.
     far_out: bool = False
-
-    @property
-    def cost_needed(self) -> float | None:
-        """Return the share of the run it must have cost to be a straggler (None: not one)."""
-        needed = [share for sigmas, share in th.STRAGGLER_TIERS if self.z >= sigmas]
-        return min(needed) if needed else None
 
 
 @dataclass
@@ -104,24 +100,80 @@ class StageVerdict:
     skew_far_out: bool = False
 
 
-def own_sigma(ordered: list[int]) -> float:
-    """Return the robust sigma of a stage's log durations (the MAD, times MAD_SIGMA)."""
-    return log_scale(ordered)[1]
-
-
-def job_sigma(stages: list[StageTimes]) -> float | None:
-    """Return the median of the stages' own sigmas (stages of at least STAGE_MIN_TASKS)."""
-    found = sorted(own_sigma(t.ordered) for t in stages if len(t.ordered) >= th.STAGE_MIN_TASKS)
+def job_mad_sigma(stages: list[StageTimes]) -> float | None:
+    """Return the median of the stages' robust sigmas (stages of at least STAGE_MIN_TASKS)."""
+    found = sorted(log_scale(t.ordered)[1] for t in stages if len(t.ordered) >= th.STAGE_MIN_TASKS)
     return median(found) if found else None
 
 
-def stage_sigma(ordered: list[int], prior: float | None = None) -> tuple[float, float]:
-    """Return a stage's log median and sigma: its own, shrunk toward the job's, floored."""
-    centre, sigma = log_scale(ordered)
+def robust_sigma(ordered: list[int], prior: float | None = None) -> float:
+    """Return a stage's robust sigma (the MAD's), shrunk toward the job's, floored.
+
+    The slow-executor rule's yardstick: many tasks of one node are judged, not one slowest.
+    """
+    sigma = log_scale(ordered)[1]
     if prior is not None:
-        n, k = len(ordered), th.SHRINK_TASKS
+        n, k = len(ordered), th.MAD_SHRINK_TASKS
         sigma = math.sqrt((n * sigma * sigma + k * prior * prior) / (n + k))
-    return centre, max(sigma, th.SIGMA_FLOOR)
+    return max(sigma, th.SIGMA_FLOOR)
+
+
+def spread(ordered: list[int]) -> tuple[float, float, int]:
+    """Return a stage's log centre and sigma measured without its slowest tasks, and their df.
+
+    The slowest task is the one a straggler test weighs, so it is left out of the yardstick
+    it is measured against: a straggler cannot widen its own. So are the other tasks beyond
+    th.OUTLIER_Z robust sigmas (two slow tasks must not hide each other). On the rest, the
+    standard deviation is twice as sure as the MAD (100% efficient against 37%), which on a
+    small stage's few tasks is the difference; th.trimmed_sigma corrects it for the slowest
+    left out.
+    """
+    logs = [math.log(max(d, 1)) for d in ordered]
+    centre, robust = log_scale(ordered)
+    fence = centre + th.OUTLIER_Z * max(robust, th.SIGMA_FLOOR)
+    kept = len(logs) - 1
+    while kept > 2 and logs[kept - 1] > fence:
+        kept -= 1
+    rest = logs[:kept]
+    mean = sum(rest) / kept
+    ss = sum((v - mean) ** 2 for v in rest)
+    return mean, math.sqrt(ss / (kept - 1)) * th.trimmed_sigma(kept + 1), kept - 1
+
+
+def job_sigma(stages: list[StageTimes]) -> tuple[float, int] | None:
+    """Return the job's pooled sigma of log task times, and its degrees of freedom.
+
+    Each stage's spread but its slowest task (spread), pooled over the job's stages of at least
+    STAGE_MIN_TASKS: on a job's dozens of tasks it is far surer than on one small stage's few.
+    """
+    ss = 0.0
+    df = 0
+    for times_ in stages:
+        if len(times_.ordered) >= th.STAGE_MIN_TASKS:
+            _, sigma, k = spread(times_.ordered)
+            ss += sigma * sigma * k
+            df += k
+    if not df:
+        return None
+    return math.sqrt(ss / df), df
+
+
+def stage_sigma(
+    ordered: list[int], prior: tuple[float, int] | None = None
+) -> tuple[float, float, int]:
+    """Return a stage's centre, the sigma it can trust, and the degrees of freedom behind it.
+
+    The stage's own spread (spread), shrunk toward the job's pooled one as if the job had lent
+    up to SHRINK_TASKS degrees of freedom from its other stages (four tasks say little about
+    a spread), floored.
+    """
+    centre, sigma, df = spread(ordered)
+    lent = 0
+    if prior is not None:
+        pooled, measured = prior
+        lent = max(0, min(th.SHRINK_TASKS, measured - df))
+        sigma = math.sqrt((df * sigma * sigma + lent * pooled * pooled) / max(df + lent, 1))
+    return centre, max(sigma, th.SIGMA_FLOOR), df + lent
 
 
 def expected_max(tasks: int) -> float:
@@ -130,22 +182,23 @@ def expected_max(tasks: int) -> float:
 
 
 def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
-    """Return the attempts beyond every threshold, slowest first (usually none)."""
+    """Return the attempts far out against their stage's spread, slowest first (usually none).
+
+    A data-skew candidate (rows far beyond the median) need only lie beyond the bar; the
+    caller tells it from a straggler by its rows.
+    """
     ordered, med = times_.ordered, times_.median
     if len(ordered) < th.STAGE_MIN_TASKS:
         return []
     bar = max(med * th.MODERATE, med + th.STRAGGLER_MIN_EXCESS_MS)
     if ordered[-1] < bar:
         return []  # the common case: one comparison per stage
-    centre, sigma = stage_sigma(ordered, times_.prior)
-    chance = expected_max(len(ordered))
-    least = chance + min(min(z for z, _ in th.STRAGGLER_TIERS), th.SKEW_Z)
+    centre, sigma, support = stage_sigma(ordered, times_.prior)
+    far_z = th.far_out_z(len(ordered), support, times_.judged)
+    least = min(far_z, expected_max(len(ordered)) + th.SKEW_Z)
     bar = max(bar, math.exp(centre + least * sigma))
     if ordered[-1] < bar:
         return []
-    # The sigma a warning is judged by: the stage's own, never narrower than the shrunk one.
-    far_sigma = max(own_sigma(ordered), sigma)
-    far_z = th.far_out_z(len(ordered))
     took = times_.took
     picked = sorted((i for i in range(len(took)) if took[i] >= bar), key=lambda i: -took[i])
     stage_rows = times_.stage.task_list
@@ -161,7 +214,7 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
         task_id = task.id if task is not None and task.id is not None else None
         if task_id is None and end is not None:
             task_id = end.task_id
-        logged = math.log(max(took[i], 1))
+        z = (math.log(max(took[i], 1)) - centre) / sigma
         slow.append(
             SlowTask(
                 took=took[i],
@@ -171,8 +224,8 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
                 row=row,
                 end=end,
                 input_rows=task.input_rows if task is not None else None,
-                z=(logged - centre) / sigma - chance,
-                far_out=(logged - centre) / far_sigma >= far_z,
+                z=z,
+                far_out=z >= far_z,
             )
         )
     return slow
@@ -197,7 +250,7 @@ def rows_far_out(counts: list[int], input_rows: int) -> bool:
     """
     centre, sigma = log_scale(counts)
     z = (math.log(max(input_rows, 1)) - centre) / max(sigma, th.SIGMA_FLOOR)
-    return z >= th.far_out_z(len(counts))
+    return z >= th.rows_far_out_z(len(counts))
 
 
 def _on(executor: str | None) -> str:
@@ -214,8 +267,9 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
     label, sid, med = times_.stage.stage_id, times_.stage_id, times_.median
     counts = _stage_rows(times_.stage)
     rows_median = median(counts) if counts else None
-    _, sigma = stage_sigma(times_.ordered, times_.prior)
+    _, sigma, _ = stage_sigma(times_.ordered, times_.prior)
     slack = max(th.SKEW_TIME_SLACK, math.exp(th.SKEW_SLACK_SIGMAS * sigma))
+    chance = expected_max(len(times_.ordered))
     for task in slow:
         rows_ratio = None
         if task.input_rows is not None and rows_median is not None:
@@ -225,10 +279,10 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
             and rows_ratio >= th.SKEW_ROWS_RATIO
             and task.ratio <= rows_ratio * slack
         ):
-            if task.z >= th.SKEW_Z:
+            if task.z >= chance + th.SKEW_Z:
                 verdict.skewed.append(task)
             continue
-        if task.cost_needed is None:
+        if not task.far_out:
             continue
         grade = th.severity(task.ratio)
         assert grade is not None  # slow tasks are at least MODERATE times the median

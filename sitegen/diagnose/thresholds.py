@@ -10,6 +10,7 @@ twice 20 ms is a ratio of 2 and costs nobody anything.
 from __future__ import annotations
 
 import functools
+import math
 from statistics import NormalDist
 
 from sitegen.finding import FindingSeverity
@@ -29,46 +30,40 @@ STAGE_MIN_TASKS = 4
 # long enough to be worth a person's attention.
 STRAGGLER_MIN_EXCESS_MS = 1_000
 # ... and lie far out on the log scale, where task times' noise is symmetric (they are
-# roughly log-normal). How far: in robust sigmas above the log of the stage's median, beyond
-# where the slowest of that many healthy tasks lies by chance (about sqrt(2 ln n) sigmas:
-# 2.1 for 10 tasks, 3.5 for 500). Each tier is (sigmas beyond chance, the least share of the
-# run that replaying the task at the stage's median must save): far out on its own, or
-# less far out when it held the whole job up (in a small stage the spread is uncertain, but
-# a task that cost a third of the run is a straggler). A fence on raw durations (Tukey's,
-# p75 + 3 IQR) sits near 3.5x the median for log-normal times of sigma 0.5, which a
+# roughly log-normal): its robust z, (ln d - median ln d) / sigma, at least far_out_z(n, m)
+# for a stage of n successful attempts whose sigma rests on m tasks. That alone makes it a
+# straggler; what it cost the job (see weighed) then grades it. A fence on raw durations
+# (Tukey's, p75 + 3 IQR) sits near 3.5x the median for log-normal times of sigma 0.5, which a
 # 200-task stage crosses by chance.
-STRAGGLER_TIERS: tuple[tuple[float, float], ...] = ((2.5, 0.0), (2.0, 0.1), (1.0, 0.3))
-# The sigma is the median absolute deviation of the stage's log durations (times
-# MAD_SIGMA), shrunk toward the job's typical sigma (the median of its stages') as if the
-# job had lent SHRINK_TASKS tasks (four tasks say little about a spread), and never under
+# The sigma is the median absolute deviation of the stage's log durations (times MAD_SIGMA),
+# shrunk toward the job's pooled sigma (the MAD of every task's log time from its own stage's
+# median) as if the job had lent SHRINK_TASKS of its other tasks (seven tasks say little about
+# a spread: their MAD alone was often twice the true sigma or half of it), and never under
 # SIGMA_FLOOR (10%: the noise of a quiet cluster).
-SHRINK_TASKS = 10
+SHRINK_TASKS = 20
+# Tasks beyond this many robust sigmas (the MAD's) of their stage's median are left out of
+# the spread a straggler is measured against, as the slowest is.
+OUTLIER_Z = 4.0
+# The slow-executor rule shrinks its stages' robust sigmas (the MAD's) toward the median of
+# the job's as if the job had lent this many tasks.
+MAD_SHRINK_TASKS = 10
 SIGMA_FLOOR = 0.1
 # At most this many straggler findings per stage, the slowest first: a stage with more
 # slow tasks than that has a wider problem, which the worst few already show.
 STRAGGLERS_PER_STAGE = 3
-# A straggler is reported by the tiers above, but it is a warning (or critical) only when it
-# is costly (see weighed) *and* far out against its own stage's spread: its robust z,
-# (ln d - median ln d) / sigma, is at least far_out_z(n) for a stage of n successful
-# attempts. The sigma is the stage's own (the MAD of its log durations times MAD_SIGMA),
-# never narrower than the shrunk sigma above nor SIGMA_FLOOR (a stage whose tasks mostly
-# took the same time has a MAD of 0). In a stage of one wave the slowest task always ends
-# the stage, so on a small, noisy job it costs a large share of the run by chance: a task
-# 1.9x its stage's median, within its stage's spread, was a warning ("cost 2.4 s of the
-# job's 7.9 s").
-# far_out_z(n) is where the slowest of n healthy log-normal tasks lies in FAR_OUT_ALPHA of
-# stages (the normal quantile of the maximum of n), widened by FAR_OUT_FEW_TASKS / n for the
-# uncertainty of a MAD measured on n tasks (calibrated by simulation: a MAD of a few tasks is
-# often small by chance), and never under FAR_OUT_Z, the usual robust z fence: 7.7 sigmas
-# for 4 tasks, 6.3 for 6, 5.2 for 10, 4.3 for 20, 3.9 for 50, 3.8 for 100, 4.0 for 500.
-# Measured on seeded healthy stages (log-normal sigma 0.2-0.6, 4-200 tasks), the slowest
-# task passes it in 0-2.8% of stages (1.4-2.3% from 20 tasks up), where it passes a flat z
-# of 3 in 10-14% of stages of 4-20 tasks and half of those of 500.
+# far_out_z(n, m) is where the slowest of n healthy log-normal tasks lies in FAR_OUT_ALPHA of
+# stages (the normal quantile of the maximum of n), widened by FAR_OUT_FEW_TASKS / m for the
+# uncertainty of a sigma measured on m tasks and of a median measured on n (calibrated by
+# simulation, benchmarks/stragglers.py), and never under FAR_OUT_Z, the usual robust z fence.
 # Data skew (SKEW_ROWS_RATIO) is judged alike on the task's input rows against the stage's
 # spread of input rows: its rows are what make it a finding, its time follows them.
 FAR_OUT_Z = 3.0
-FAR_OUT_ALPHA = 0.02
-FAR_OUT_FEW_TASKS = 8.0
+FAR_OUT_ALPHA = 0.01
+FAR_OUT_FEW_TASKS = 3.0
+# Rows are judged on the stage's robust sigma of log input rows alone (the MAD's): the
+# slowest of n rows lies in 2% of stages, widened by 8 / n (the rule of issue 37).
+ROWS_FAR_OUT_ALPHA = 0.02
+ROWS_FAR_OUT_FEW_TASKS = 8.0
 
 # A slow task whose input rows are at least this many times the stage's median input
 # is skewed data (data-skew), not a slow task (straggler)...
@@ -145,12 +140,47 @@ def weighed(grade: FindingSeverity, impact_ms: int | None, run_ms: int) -> Findi
     return grade
 
 
+# The standard deviation of the fastest n - 1 of n normal draws (the slowest left out) is
+# short of their sigma: by these factors for n = 4 to 30, measured on a million seeded
+# samples of each n (`python benchmarks/stragglers.py --trim-table` measures them again, on
+# fewer); beyond 30, 1 + 0.65 ln(n) / n is within 1.5% of the measure.
+TRIMMED_SIGMA = (
+    1.258, 1.224, 1.201, 1.183, 1.167, 1.156, 1.146, 1.136, 1.129, 1.122, 1.116, 1.112, 1.107,
+    1.103, 1.099, 1.095, 1.092, 1.089, 1.086, 1.084, 1.082, 1.079, 1.077, 1.075, 1.073, 1.071,
+    1.07,
+)  # fmt: skip
+
+
+def trimmed_sigma(tasks: int) -> float:
+    """Return the factor that makes the fastest ``tasks`` - 1 draws' deviation a sigma."""
+    if tasks < 4:
+        return 1.0
+    if tasks - 4 < len(TRIMMED_SIGMA):
+        return TRIMMED_SIGMA[tasks - 4]
+    return 1 + 0.65 * math.log(tasks) / tasks
+
+
 @functools.cache
-def far_out_z(tasks: int) -> float:
-    """Return the robust z a stage's slowest of ``tasks`` attempts must reach to be far out."""
+def far_out_z(tasks: int, support: int | None = None, stages: int = 1) -> float:
+    """Return the z the slowest of ``tasks`` attempts must reach to be a straggler.
+
+    ``support``: the degrees of freedom of the sigma it is measured against (``tasks`` when
+    unknown); ``stages``: how many stages of the job are judged, which share FAR_OUT_ALPHA.
+    """
+    return _slowest_z(tasks, FAR_OUT_ALPHA / max(stages, 1), FAR_OUT_FEW_TASKS, support)
+
+
+@functools.cache
+def rows_far_out_z(tasks: int) -> float:
+    """Return the robust z a stage's largest input of ``tasks`` must reach to be far out."""
+    return _slowest_z(tasks, ROWS_FAR_OUT_ALPHA, ROWS_FAR_OUT_FEW_TASKS, None)
+
+
+def _slowest_z(tasks: int, alpha: float, few: float, support: int | None) -> float:
+    """Return where the largest of ``tasks`` normal draws lies in ``alpha`` of samples, widened."""
     tasks = max(tasks, 1)
-    slowest = NormalDist().inv_cdf((1 - FAR_OUT_ALPHA) ** (1 / tasks))
-    return max(FAR_OUT_Z, slowest * (1 + FAR_OUT_FEW_TASKS / tasks))
+    slowest = NormalDist().inv_cdf((1 - alpha) ** (1 / tasks))
+    return max(FAR_OUT_Z, slowest * (1 + few / max(support or tasks, 1)))
 
 
 def at_least_info(ratio: float) -> FindingSeverity:
