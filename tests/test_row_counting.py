@@ -19,6 +19,7 @@ from sitegen.eventlog.payload import Stage, TaskSummary
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import FindingSeverity
 from sitegen.model import JobSummary, StageFigures
+from sitegen.render import urls
 from sitegen.render.runs import StageChange, comparison_rows
 from tests.logs import counted_job_lines, write, write_series
 
@@ -167,6 +168,9 @@ def test_a_series_spanning_the_change_shows_no_row_change_nor_row_excuse(tmp_pat
     # Within one counting, rows compare again.
     after = (out / "jobs" / ids[6] / "index.html").read_text()
     assert "Rows are not comparable" not in after and "not comparable" not in after
+    # The name's runs table marks the runs counted the old way.
+    name_page = (out / urls.name_page("nightly")).read_text()
+    assert name_page.count("rows counted before #2435</small>") == 5
 
 
 def test_rows_of_0_where_tasks_ran_are_shown_as_not_recorded(tmp_path: Path) -> None:
