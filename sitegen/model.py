@@ -202,6 +202,9 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     # Rows the job read (its scan stages) and produced (its final stages); None: not recorded.
     input_rows: int | None = None
     output_rows: int | None = None
+    # How its log counts rows (diagnose.counting: "2435", "before" or "unknown"): runs
+    # compare rows only within one counting.
+    counting: str = "unknown"
     # Per stage, for the stage-by-stage comparison with the previous successful run.
     stages: list[StageFigures] = msgspec.field(default_factory=list)
     # Failed task attempts by masked error text (bounded: diagnose.failures.MAX_TASK_PATTERNS).

@@ -177,3 +177,38 @@ def replanned_job_lines(job_id: str, name: str = "tpch-q3", **kw: Any) -> list[b
     """
     kw.setdefault("stages", 4)
     return upstream_job_lines(job_id, name, replanned=kw.pop("replanned", REPLANNED_STAGE), **kw)
+
+
+def counted_job_lines(job_id: str, counting: str, name: str = "tpch-q3", **kw: Any) -> list[bytes]:
+    """Return an upstream-shaped job's lines with its rows counted as Ballista ``counting`` does.
+
+    ``"2435"``: a stage's input is what it read (its parents' writers' output), its output what
+    its writer wrote; ``"before"``: each summed over every operator reporting it.
+    """
+    return upstream_job_lines(job_id, name, counting=counting, **kw)
+
+
+def write_series(
+    directory: Path, name: str, countings: list[str], scales: list[float] | None = None
+) -> list[str]:
+    """Write daily upstream-shaped runs of ``name`` counted as ``countings`` say; return their ids.
+
+    Every run has the same shape and task times (``scales`` multiplies a run's), so only the
+    counting and the scale tell them apart.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    ids = []
+    for n, counting in enumerate(countings):
+        job_id = f"{name}-{n}"
+        lines = counted_job_lines(
+            job_id,
+            counting,
+            name,
+            start_ms=1_767_225_600_000 + n * 86_400_000,
+            spread=(1000, 1000),
+            stage1_straggler=False,
+            scale=scales[n] if scales else 1.0,
+        )
+        write(directory / f"{job_id}.eventlog", lines)
+        ids.append(job_id)
+    return ids

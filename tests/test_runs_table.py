@@ -22,8 +22,11 @@ LOOP = """\
 {% set before = row.before[field] if row.before else none %}
 {%- if cell == "duration_cell" %}{{ now|duration_cell }}{{ before|duration_cell }}\
 {% elif cell == "num_cell" %}{{ now|num_cell }}{{ before|num_cell }}\
-{% else %}{{ now|rows_cell }}{{ before|rows_cell }}{% endif %}\
-<td class="num">{{ row.delta(field) }}</td>
+{% else %}{{ now|stage_rows_cell(row.now.tasks if row.now else 0) }}\
+{{ before|stage_rows_cell(row.before.tasks if row.before else 0) }}{% endif %}\
+<td class="num">{% if cell == "rows_cell" %}{% set a, b = row.figures(field) %}\
+{{ rows_change(a, b, true) }}\
+{% else %}{{ row.delta(field) }}{% endif %}</td>
 {%- endfor %}</tr>
 {% endfor %}"""
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.schema import run_source
 from sitegen.diagnose.analysis import summarize
+from sitegen.diagnose.counting import counting
 from sitegen.diagnose.figures import job_rows, stage_figures
 from sitegen.diagnose.recurring import Run
 from sitegen.eventlog import dotgraph, payload, schema
@@ -52,6 +53,7 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
     summary.tasks = tasks
     summary.stages = stage_figures(stages)
     summary.input_rows, summary.output_rows = job_rows(summary.stages, edges)
+    summary.counting = counting(stages, edges, summary.job_status)
     return Run.of(summary, run_source(log_digest(log.path, held), log.key)), summary
 
 

@@ -158,7 +158,16 @@ class Foreseen(Mapping[int, RunContext]):
 
 def forecast(run: Run, summary: JobSummary) -> int:
     """Return a fingerprint of what the runs after ``run`` take from it (a peek's check)."""
-    told = (run, summary.tasks, summary.input_rows, summary.output_rows, summary.stages)
+    # The run carries its counting too (``Run.counting``): a later run's rows excuse and
+    # comparison depend on it, so a peek that misread it must not pass the check.
+    told = (
+        run,
+        summary.tasks,
+        summary.input_rows,
+        summary.output_rows,
+        summary.counting,
+        summary.stages,
+    )
     digest = hashlib.blake2b(msgspec.msgpack.encode(told), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1 | 1  # an int64, never 0 (``BuildSteps.forecasts``)
 

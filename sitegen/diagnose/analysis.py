@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sitegen.diagnose.counting import counting
 from sitegen.diagnose.diagnosis import Diagnosis, diagnose, facts_of
 from sitegen.diagnose.failures import task_error_patterns
 from sitegen.diagnose.figures import job_rows, stage_figures
@@ -48,6 +49,7 @@ def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
     summary.log_bytes = log_bytes
     summary.stages = stage_figures(stages)
     summary.input_rows, summary.output_rows = job_rows(summary.stages, facts.stage_edges)
+    summary.counting = counting(stages, facts.stage_edges, summary.job_status)
     summary.findings = found.findings
     summary.root_cause = found.root_cause.error if found.root_cause else None
     summary.what_if = found.what_if

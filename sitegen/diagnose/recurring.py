@@ -17,6 +17,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
+from sitegen.diagnose.counting import UNKNOWN, shared
 from sitegen.diagnose.stats import MAD_SIGMA
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import FAILED_JOB_STATUSES, JobSummary, StageFigures
@@ -70,6 +71,8 @@ class Run(NamedTuple):
     source: str = ""
     # The rows it read (stages reading no other stage), None when not known.
     input_rows: int | None = None
+    # How its log counts rows (diagnose.counting): rows compare only within one counting.
+    counting: str = UNKNOWN
 
     @classmethod
     def of(cls, job: JobSummary, source: str = "") -> Run:
@@ -84,6 +87,7 @@ class Run(NamedTuple):
             succeeded(job),
             source,
             job.input_rows,
+            job.counting,
         )
 
 
@@ -181,13 +185,14 @@ def regression(
     earlier_successes: Sequence[int],
     name: str | None = None,
     since: Sequence[str] = (),
-    earlier_rows: Sequence[int | None] = (),
+    earlier_rows: Sequence[tuple[int | None, str]] = (),
 ) -> Finding | None:
     """Judge one run against the durations of the earlier successful runs of its name.
 
     ``since`` holds the ids of the runs just before it that, like it, were past the ratio
     and longer than every recent run before them (a sustained shift), oldest first;
-    ``earlier_rows`` the earlier runs' input rows, as their durations.
+    ``earlier_rows`` the earlier runs' input rows and how their logs count rows, as their
+    durations.
     """
     took = duration_ms(job)
     if took is None or not job.succeeded:
@@ -205,7 +210,7 @@ def regression(
         message += f": slower since run {since[0]}, the last {len(since) + 1} runs."
     else:
         message += "; the run before it was not slower."
-    counts = [r for r in earlier_rows[-RECENT_RUNS:] if r]
+    counts = comparable_rows(job, earlier_rows[-RECENT_RUNS:])
     if job.input_rows and counts:
         rows_ratio = job.input_rows / statistics.median(counts)
         if rows_ratio >= MORE_ROWS_RATIO and ratio <= rows_ratio * ROWS_TIME_SLACK:
@@ -217,11 +222,21 @@ def regression(
     return Finding(FindingKind.REGRESSION, severity, None, None, None, round(ratio, 2), message)
 
 
+def comparable_rows(job: Run, earlier: Sequence[tuple[int | None, str]]) -> list[int]:
+    """Return the earlier runs' input rows that compare with ``job``'s.
+
+    Rows of 0 (or None) were not recorded, and rows counted another way (Ballista #2435
+    changed what a stage's rows mean: ``diagnose.counting``) say nothing of more data: across
+    the change a run is judged on its duration alone.
+    """
+    return [rows for rows, how in earlier if rows and shared(how, job.counting)]
+
+
 def regressions(runs: Sequence[JobSummary | Run]) -> dict[str, Finding]:
     """Return the regression finding of each run of one name that regressed (runs oldest first)."""
     found: dict[str, Finding] = {}
     successes: list[int] = []
-    rows: list[int | None] = []
+    rows: list[tuple[int | None, str]] = []
     # The latest runs in a row past the ratio and longer than every recent run before them.
     streak: list[str] = []
     ceiling = 0  # the longest of the recent runs before the streak
@@ -244,7 +259,7 @@ def regressions(runs: Sequence[JobSummary | Run]) -> dict[str, Finding]:
             found[job.job_id] = finding
         streak = [*streak, job.job_id] if high else []
         successes.append(took)
-        rows.append(job.input_rows)
+        rows.append((job.input_rows, job.counting))
     return found
 
 
@@ -364,6 +379,8 @@ class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     baseline_input_rows: int | None = None
     baseline_output_rows: int | None = None
     baseline_stages: list[StageFigures] = msgspec.field(default_factory=list)
+    # How the baseline's log counts rows: rows across countings do not compare.
+    baseline_counting: str = UNKNOWN
 
     @property
     def previous(self) -> str | None:
@@ -397,6 +414,7 @@ def run_context(key: ContextKey, baseline: JobSummary | None) -> RunContext:
         baseline_input_rows=baseline.input_rows,
         baseline_output_rows=baseline.output_rows,
         baseline_stages=list(baseline.stages),
+        baseline_counting=baseline.counting,
     )
 
 

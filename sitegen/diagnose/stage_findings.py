@@ -232,12 +232,16 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
 
 
 def _stage_rows(stage: Stage) -> list[int]:
-    """Return the input rows of the stage's successful tasks, sorted (those recorded)."""
+    """Return the input rows of the stage's successful tasks, sorted (those recorded).
+
+    A task that ran and read 0 rows did not record them (Ballista writes 0 where the metrics
+    do not line up with the plan's shape): it is left out, not taken for an empty partition.
+    """
     tasks = stage.task_list
     return sorted(
         t.input_rows
         for t, s in zip(tasks, task_statuses([t.status for t in tasks]), strict=True)
-        if t.input_rows is not None and s.word == "Successful"
+        if t.input_rows and s.word == "Successful"
     )
 
 
@@ -272,7 +276,7 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
     chance = expected_max(len(times_.ordered))
     for task in slow:
         rows_ratio = None
-        if task.input_rows is not None and rows_median is not None:
+        if task.input_rows and rows_median is not None:
             rows_ratio = task.input_rows / max(rows_median, 1.0)
         if (
             rows_ratio is not None

@@ -19,6 +19,10 @@ import msgspec
 
 # "unrecorded": the job ends, but its log holds no JobEnd (it ended unrecorded).
 Outcome = Literal["succeeded", "failed", "cancelled", "running", "unrecorded"]
+# How a log counts a stage's rows (Ballista PR #2435, the spec's section 1): "2435", a stage's
+# input is what its scans and shuffle readers produced and its output what its writer wrote;
+# "before", input rows only the writer's input and output rows every operator's output.
+Counting = Literal["2435", "before"]
 
 BASE_TIME_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: fixed so output never depends on "now"
 QUERY_NAMES = [f"tpch-q{n}" for n in range(1, 23)]
@@ -105,6 +109,39 @@ class JobSpec:
     # A stage an adaptive replan dropped (Ballista #2192): its TaskEnd records are written,
     # but the final stages payload, the DOT and the job's stage counts no longer name it.
     replanned: int | None = None
+    # How the rows are counted (``Counting``); None: each task's rows drawn on their own, a
+    # stage's input unrelated to what it reads (the bytes written before this knob existed).
+    counting: Counting | None = None
+
+
+def _recount(counting: Counting, read: int | None, ends: list[tuple[dict[str, Any], Any]]) -> int:
+    """Count a stage's rows as ``counting`` does; return the rows its writer wrote.
+
+    ``ends`` holds each attempt's TaskEnd metrics and, for a final attempt, its task summary.
+    The drawn rows are the rows that flowed; a stage reading others (``read``: what their
+    writers wrote) shares those rows among its tasks in proportion to the drawn ones (a
+    skewed task stays skewed), each keeping its drawn output ratio.
+    """
+    finals = [(m, t) for m, t in ends if t is not None and m["input_rows"]]
+    if read is not None and finals:
+        weights = [m["input_rows"] for m, _ in finals]
+        whole, given = sum(weights), 0
+        for n, (m, t) in enumerate(finals):
+            share = read - given if n + 1 == len(finals) else read * weights[n] // whole
+            given += share
+            out = share * m["output_rows"] // m["input_rows"]
+            for figures in (m, t):
+                figures["input_rows"], figures["output_rows"] = share, out
+    wrote: int = sum(m["output_rows"] for m, _ in finals)
+    if counting == "before":
+        # Input rows: the shuffle writer's input only; output rows: the scan or readers',
+        # the operator's and the writer's output, summed.
+        for m, t in finals:
+            flowed_in, flowed_out = m["input_rows"], m["output_rows"]
+            for figures in (m, t):
+                figures["input_rows"] = flowed_out
+                figures["output_rows"] = flowed_in + 2 * flowed_out
+    return wrote
 
 
 def _stage_number(summary: dict[str, Any]) -> int:
@@ -178,6 +215,7 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
     stage_summaries: list[dict[str, Any]] = []
     statuses: dict[int, str] = {}
     total_out = 0
+    wrote: dict[int, int] = {}  # the rows each stage's writer wrote (with ``counting``)
     failed_error: str | None = None
     # A failed job fails in its last stage; a cancelled one stops half-way.
     last_stage = spec.stages
@@ -195,6 +233,9 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
         stage_end = now
         durations: list[int] = []
         inputs: list[int] = []
+        # Each attempt's TaskEnd, and the final attempt's task summary: written once the
+        # stage's rows are counted (``_recount``).
+        ends: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
         for tid in range(spec.tasks_per_stage):
             attempts = 1 + (1 if rng.random() < spec.retries / max(1, spec.tasks_per_stage) else 0)
             for attempt in range(attempts):
@@ -246,23 +287,22 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
                     )
                     stage_end = max(stage_end, start + 1)
                     continue
-                yield _line(
-                    "TaskEnd",
-                    {
-                        "stage_id": sid,
-                        "task_id": tid,
-                        "executor_id": executor,
-                        "status": status,
-                        "launch_time": launch,
-                        "start_exec_time": start,
-                        "end_exec_time": end,
-                        "metrics": {
-                            "input_rows": in_rows,
-                            "output_rows": out_rows,
-                            "elapsed_compute_nanos": (end - start) * 900_000,
-                        },
-                    },
-                )
+                metrics = {
+                    "input_rows": in_rows,
+                    "output_rows": out_rows,
+                    "elapsed_compute_nanos": (end - start) * 900_000,
+                }
+                record = {
+                    "stage_id": sid,
+                    "task_id": tid,
+                    "executor_id": executor,
+                    "status": status,
+                    "launch_time": launch,
+                    "start_exec_time": start,
+                    "end_exec_time": end,
+                    "metrics": metrics,
+                }
+                ends.append((record, None))
                 stage_end = max(stage_end, end)
                 if attempt + 1 == attempts:
                     durations.append(end - start)
@@ -282,6 +322,15 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
                             "output_rows": out_rows,
                         }
                     )
+                    ends[-1] = (record, tasks[-1])
+        if spec.counting is not None:
+            parents = _parents(sid)
+            read = sum(wrote.get(p, 0) for p in parents) if parents else None
+            pairs = [(r["metrics"], t) for r, t in ends]
+            wrote[sid] = _recount(spec.counting, read, pairs)
+            inputs = [t["input_rows"] for _, t in ends if t is not None]
+        for record, _ in ends:
+            yield _line("TaskEnd", record)
         stage_status = "Failed" if fail_here else "Successful"
         if (spec.outcome == "running" and sid == last_stage) or (fail_here and spec.upstream):
             stage_status = "Running"
@@ -293,7 +342,8 @@ def generate_job(spec: JobSpec, seed: int) -> Iterator[bytes]:
             yield _line("StageEnd", {"stage_id": sid, "status": stage_status})
         in_total = sum(t["input_rows"] for t in tasks)
         out_total = sum(t["output_rows"] for t in tasks)
-        total_out = out_total
+        # The rows the job produced: what its last stage's writer wrote.
+        total_out = wrote.get(sid, out_total)
         stage_summaries.append(
             {
                 "stage_id": str(sid),
@@ -471,10 +521,13 @@ def write_examples(directory: Path) -> list[Path]:
             start_ms=BASE_TIME_MS + n * 3_600_000 + rng.randint(0, 600_000),
             retries=2,
             upstream=True,  # as today's scheduler writes them (the planted jobs keep Stage records)
+            counting="2435",
         )
         paths.append(write_log(directory, spec, 1000 + n))
     # A log whose JobEnd was damaged on disk: reported with its line number.
-    broken = JobSpec(job_id=job_id_for(rng), job_name="tpch-q7", stages=2, tasks_per_stage=4)
+    broken = JobSpec(
+        job_id=job_id_for(rng), job_name="tpch-q7", stages=2, tasks_per_stage=4, counting="2435"
+    )
     lines = list(generate_job(broken, 99))
     lines[-1] = lines[-1].replace(b'"index":{', b'"index":{"num_stages":"two",', 1)
     corrupt = directory / f"{broken.job_id}.eventlog"
@@ -497,6 +550,9 @@ RECURRING_NAME = "nightly-etl"
 RECURRING_RUNS = 7
 RECURRING_FAILED_RUN = 4
 RECURRING_SLOW_SCALE = 3.0
+# Its scheduler was upgraded past Ballista #2435 before this run: the runs before it count
+# rows the old way, this one and later the new way (the regression comes right after).
+RECURRING_COUNTING_RUN = 6
 # Each failed run of it fails on a spill file whose path and size vary from run to run:
 # one failure group once masked.
 SPILL_ERROR = (
@@ -526,6 +582,7 @@ def write_recurring(directory: Path) -> list[Path]:
             stage1_straggler=False,
             scale=RECURRING_SLOW_SCALE if run == RECURRING_RUNS else 1.0,
             errors=(SPILL_ERROR,),
+            counting="2435" if run >= RECURRING_COUNTING_RUN else "before",
         )
         paths.append(write_log(directory, spec, 3000 + run))
     return paths
@@ -570,6 +627,7 @@ def write_planted(directory: Path) -> list[Path]:
                 "spread": (180, 220),
                 "rows": (400_000, 600_000),
                 "stage1_straggler": False,
+                "counting": "2435",
                 **knobs[kind],
             },
         )
@@ -593,6 +651,7 @@ def write_unrecorded(directory: Path) -> Path:
         outcome="unrecorded",
         start_ms=BASE_TIME_MS + 15 * 3_600_000,
         upstream=True,
+        counting="2435",
     )
     return write_log(directory, spec, 5000)
 

@@ -65,6 +65,32 @@ def rows_cell(value: int | None) -> Markup:
     return Markup(f'<td class="num" data-v="{value}" title="{value:,}">{rows(value)}</td>')
 
 
+# A row count of 0 where tasks ran: Ballista writes 0 where a stage's metrics do not line up
+# with its plan's shape, and a TaskEnd's 0 when the job's graph was already gone.
+NOT_RECORDED = "not recorded"
+_NOT_RECORDED = Markup(
+    f'<td class="num muted" data-v="" title="Ballista wrote 0: its metrics did not line up with '
+    f'the plan">{NOT_RECORDED}</td>'
+)
+
+
+def recorded(value: int | None, ran: object) -> int | None:
+    """Return a row count, or None when it is 0 where tasks ran (not recorded)."""
+    return None if value == 0 and ran else value
+
+
+def stage_rows_cell(value: int | None, ran: object) -> Markup:
+    """Return a stage's row-count cell: ``not recorded`` for a 0 where tasks ran."""
+    if value == 0 and ran:
+        return _NOT_RECORDED
+    return rows_cell(value)
+
+
+def rows_text(value: int | None, ran: object) -> str:
+    """Return an exact row count (``12,345``), or ``not recorded`` for a 0 where tasks ran."""
+    return NOT_RECORDED if value == 0 and ran else number(value)
+
+
 def duration_cell(ms: int | None) -> Markup:
     """Return a duration cell (``1.2 s``) that sorts by milliseconds."""
     if ms is None:

@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from markupsafe import Markup
 
 from sitegen.diagnose.analysis import JobAnalysis
+from sitegen.diagnose.counting import shared
 from sitegen.diagnose.diagnosis import Diagnosis
 from sitegen.diagnose.failed_attempts import root_cause_sentence
 from sitegen.diagnose.recurring import RunContext
@@ -323,6 +324,8 @@ class JobPage:
     # The other runs of its name (None: the only run), and this run against the baseline.
     context: RunContext | None = None
     comparison: list[StageChange] = field(default_factory=list)
+    # Whether this run and the baseline count rows alike (Ballista #2435 changed it).
+    rows_comparable: bool = True
 
 
 def timeline_tasks(tasks: list[TaskEnd]) -> list[TaskEnd]:
@@ -416,6 +419,7 @@ def job_page(
         timeline_total=len(read.tasks),
         context=context,
         comparison=compare(summary.stages, context.baseline_stages) if context else [],
+        rows_comparable=context is None or shared(summary.counting, context.baseline_counting),
         diagnosis=found,
         findings=shown(found.findings, places, link),
         places=places,

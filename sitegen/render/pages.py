@@ -150,6 +150,8 @@ class PageRenderer:
             problem_badge=cells.problem_badge,
             time_tag=cells.time_tag,
             rows_cell=cells.rows_cell,
+            stage_rows_cell=cells.stage_rows_cell,
+            rows_text=cells.rows_text,
             duration_cell=cells.duration_cell,
             rows_cells=cells.rows_cells,
             duration_cells=cells.duration_cells,
@@ -163,6 +165,8 @@ class PageRenderer:
             dropped_stage=DROPPED,
             dropped_list=stages_named,
             change=runs.change,
+            rows_change=runs.rows_change,
+            recorded=cells.recorded,
         )
         return env
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from sitegen.model import StageFigures
-from sitegen.render.cells import duration_cell, num_cell, rows_cell
+from sitegen.render.cells import duration_cell, num_cell, rows_cell, stage_rows_cell
 from sitegen.text.formatting import NONE
 from sitegen.text.htmlsafe import esc
 
@@ -25,6 +25,18 @@ def change(now: int | None, before: int | None) -> str:
     return f"+{percent}%" if percent > 0 else f"\u2212{-percent}%"
 
 
+# The change of rows counted two ways (Ballista #2435 changed what a stage's rows mean).
+NOT_COMPARABLE = "not comparable"
+NOT_COMPARABLE_TITLE = "The two runs' logs count rows differently (Ballista #2435)"
+
+
+def rows_change(now: int | None, before: int | None, comparable: bool) -> Markup:
+    """Return the change of a row count, or "not comparable" across countings."""
+    if not comparable and now is not None and before is not None:
+        return Markup(f'<span class="muted" title="{NOT_COMPARABLE_TITLE}">{NOT_COMPARABLE}</span>')
+    return Markup(esc(change(now, before)))
+
+
 @dataclass(frozen=True)
 class StageChange:
     """One stage in this run and in the baseline (either may lack it)."""
@@ -34,14 +46,27 @@ class StageChange:
     before: StageFigures | None
 
     def figures(self, field: str) -> tuple[int | None, int | None]:
-        """Return one figure (``duration_ms``, ``tasks``, ``input_rows``…) now and before."""
-        now = getattr(self.now, field) if self.now else None
-        before = getattr(self.before, field) if self.before else None
+        """Return one figure (``duration_ms``, ``tasks``, ``input_rows``…) now and before.
+
+        A row count of 0 where tasks ran was not recorded: None.
+        """
+        now = _figure(self.now, field)
+        before = _figure(self.before, field)
         return now, before
 
     def delta(self, field: str) -> str:
         """Return the change of one figure (for templates that print the rows themselves)."""
         return change(*self.figures(field))
+
+
+def _figure(stage: StageFigures | None, field: str) -> int | None:
+    """Return a stage's figure, None when it lacks the stage or did not record its rows."""
+    if stage is None:
+        return None
+    value: int = getattr(stage, field)
+    if field in ROW_FIELDS and value == 0 and stage.tasks:
+        return None
+    return value
 
 
 def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list[StageChange]:
@@ -53,6 +78,7 @@ def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list
 
 
 # The comparison's columns: a figure of StageFigures and the cell that shows it.
+ROW_FIELDS = frozenset({"input_rows", "output_rows"})
 COMPARED: tuple[tuple[str, Callable[[int | None], Markup]], ...] = (
     ("duration_ms", duration_cell),
     ("tasks", num_cell),
@@ -61,17 +87,29 @@ COMPARED: tuple[tuple[str, Callable[[int | None], Markup]], ...] = (
 )
 
 
-def comparison_rows(rows: Sequence[StageChange]) -> Markup:
+def _rows_cell(stage: StageFigures | None, field: str) -> Markup:
+    """Return a compared stage's row-count cell (``not recorded`` for a 0 where tasks ran)."""
+    if stage is None:
+        return rows_cell(None)
+    return stage_rows_cell(getattr(stage, field), stage.tasks)
+
+
+def comparison_rows(rows: Sequence[StageChange], comparable: bool = True) -> Markup:
     """Return the comparison table's stage rows, as ``_runs.html`` printed them cell by cell.
 
     Built as one string: every recurring run's page has the section, and its template loop
-    was most of rendering it.
+    was most of rendering it. ``comparable``: whether the two runs count rows alike.
     """
     out = []
     for row in rows:
         cells = [f'<tr><th scope="row">{esc(row.stage_id)}</th>']
         for field, cell in COMPARED:
             a, b = row.figures(field)
+            if field in ROW_FIELDS:
+                shown = rows_change(a, b, comparable)
+                now, before = _rows_cell(row.now, field), _rows_cell(row.before, field)
+                cells.append(f'{now}{before}<td class="num">{shown}</td>')
+                continue
             cells.append(f'{cell(a)}{cell(b)}<td class="num">{esc(change(a, b))}</td>')
         cells.append("</tr>\n")
         out.append("".join(cells))

@@ -24,7 +24,7 @@ CREATE TEMP TABLE IF NOT EXISTS peek (
   n INTEGER PRIMARY KEY, key TEXT NOT NULL, job_id TEXT NOT NULL, job_name TEXT NOT NULL,
   start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, status TEXT NOT NULL,
   failed INTEGER NOT NULL, succeeded INTEGER NOT NULL, source TEXT NOT NULL,
-  input_rows INTEGER, figures BLOB NOT NULL
+  input_rows INTEGER, counting TEXT NOT NULL, figures BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS temp.peek_name ON peek (job_name, start_time, job_id);
 DELETE FROM peek;
@@ -40,7 +40,7 @@ class Peeks(Base):
         for statement in filter(None, (s.strip() for s in _PEEK.split(";"))):
             self.db.execute(statement)
         self.db.executemany(
-            "INSERT INTO peek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO peek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             ((n, key, *run, encode(summary)) for n, key, run, summary in rows),
         )
 
@@ -68,9 +68,33 @@ class Peeks(Base):
         """Yield the peeked runs of a name: their log's place, columns and figures."""
         rows = self.db.execute(
             "SELECT n, job_id, job_name, start_time, end_time, status, failed, succeeded, "
-            "source, input_rows, figures FROM peek WHERE job_name = ?",
+            "source, input_rows, counting, figures FROM peek WHERE job_name = ?",
             (name,),
         )
-        for n, job_id, job_name, start, end, status, failed, ok, source, rows_in, figures in rows:
-            run = (job_id, job_name, start, end, status, bool(failed), bool(ok), source, rows_in)
+        for (
+            n,
+            job_id,
+            job_name,
+            start,
+            end,
+            status,
+            failed,
+            ok,
+            source,
+            rows_in,
+            how,
+            figures,
+        ) in rows:
+            run = (
+                job_id,
+                job_name,
+                start,
+                end,
+                status,
+                bool(failed),
+                bool(ok),
+                source,
+                rows_in,
+                how,
+            )
             yield n, run, decode_summary(figures)

@@ -16,7 +16,7 @@ from sitegen.builder.state.schema import (
 from sitegen.model import JobSummary
 
 # Rows as SQLite gives them; the reduce makes its records of them (recurring.Run and so on).
-RunRow = tuple[str, str, int, int, str, bool, bool, str, int | None]
+RunRow = tuple[str, str, int, int, str, bool, bool, str, int | None, str]
 FailureColumns = tuple[str, str, int, str, str, int, int]
 RankColumns = tuple[str, int, int, int, int]
 
@@ -126,8 +126,8 @@ class ReduceQueries(Base):
             (name,),
         )
         return [
-            ((j, n, s, e, st or "", bool(f), bool(ok), src, rows_in), key, context)
-            for j, n, s, e, st, f, ok, src, rows_in, key, context in rows
+            ((j, n, s, e, st or "", bool(f), bool(ok), src, rows_in, how), key, context)
+            for j, n, s, e, st, f, ok, src, rows_in, how, key, context in rows
         ]
 
     def name_trends(self, names: Iterable[str] | None = None) -> Iterator[tuple[str, bytes]]:

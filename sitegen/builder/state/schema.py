@@ -81,7 +81,10 @@ CREATE TABLE log(
     -- The rows the job read (its scan stages): a regression on more data says so.
     input_rows INTEGER,
     -- What its costliest own finding cost it (ms): Insights ranks by it after severity.
-    cost_ms INTEGER NOT NULL DEFAULT 0
+    cost_ms INTEGER NOT NULL DEFAULT 0,
+    -- How its log counts rows (diagnose/counting.py): a regression's rows excuse and the
+    -- runs' comparison hold only within one counting.
+    counting TEXT NOT NULL DEFAULT 'unknown'
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
@@ -255,7 +258,8 @@ KNOWN_COLUMNS = (
 
 # In the order of diagnose.recurring.Run's fields.
 RUN_COLUMNS = (
-    "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key, input_rows"
+    "job_id, job_name, start_time, end_time, status, failed, succeeded, sha256 || key, input_rows, "
+    "counting"
 )
 
 

@@ -59,6 +59,7 @@ def _log_row(put: Put) -> tuple[object, ...]:
         row.listed if row else None,
         summary.input_rows if summary else None,
         row.cost_ms if row else 0,
+        summary.counting if summary else "unknown",
     )
 
 
@@ -133,7 +134,7 @@ class Writes(Base):
                 (key, e, job_id, start, published, s.tasks, s.failed, s.busy_ms)
                 for e, s in summary.executors.items()
             ]
-        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 29) + ")", logs)
+        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 30) + ")", logs)
         self.db.executemany("INSERT INTO blob VALUES (?,?,?)", blobs)
         if failures:
             self.db.executemany(
