@@ -129,13 +129,13 @@ def planted(
             found += warned(
                 out,
                 FindingKind.STRAGGLER,
-                lambda f: (f.stage_id, f.task_id) == (plant.stage, plant.task),
+                lambda f, p=plant: (f.stage_id, f.task_id) == (p.stage, p.task),
             )
         elif kind == "data-skew":
-            found += warned(out, FindingKind.DATA_SKEW, lambda f: f.stage_id == plant.stage)
+            found += warned(out, FindingKind.DATA_SKEW, lambda f, p=plant: f.stage_id == p.stage)
         else:
             found += warned(
-                out, FindingKind.SLOW_EXECUTOR, lambda f: f.executor_id == plant.executor
+                out, FindingKind.SLOW_EXECUTOR, lambda f, p=plant: f.executor_id == p.executor
             )
     return (found / kept if kept else float("nan")), kept, draws
 

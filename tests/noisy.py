@@ -154,14 +154,11 @@ def simulate(shape: Shape, seed: int, plant: Plant | None = None) -> Sim:
             n_rows = round(ROWS * math.exp(rng.gauss(0.0, 0.15)))
             jitter = rng.randint(0, 20)
             fail_at = rng.uniform(0.2, 1.0)
-            if plant is not None:
-                if plant.kind in ("straggler", "data-skew") and (plant.stage, plant.task) == (
-                    sid,
-                    tid,
-                ):
-                    took = (med if plant.exact else took) * plant.factor
-                    if plant.kind == "data-skew":
-                        n_rows = round(n_rows * plant.factor)
+            planted_here = plant is not None and (plant.stage, plant.task) == (sid, tid)
+            if planted_here and plant is not None and plant.kind in ("straggler", "data-skew"):
+                took = (med if plant.exact else took) * plant.factor
+                if plant.kind == "data-skew":
+                    n_rows = round(n_rows * plant.factor)
             tries = 2 if tid in failing else 1
             begin = ready + jitter
             for attempt in range(tries):

@@ -239,13 +239,9 @@ def diagnose(facts: JobFacts) -> Diagnosis:
                 result.flag(sid, task, FindingKind.SLOW_EXECUTOR)
             else:
                 stragglers.append((task, finding))
-        reported = 0
-        for task, finding in stragglers:
-            if reported == th.STRAGGLERS_PER_STAGE:
-                break
+        for task, finding in stragglers[: th.STRAGGLERS_PER_STAGE]:
             at = attempts.index(sid, task)
             impact = cost(Change(durations={at: median_ms})) if at is not None else None
-            reported += 1
             found.append(costed(finding, impact, run_ms))
             result.flag(sid, task, FindingKind.STRAGGLER)
             if task.end is not None:

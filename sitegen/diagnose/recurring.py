@@ -158,8 +158,11 @@ def sample_stdev(values: Sequence[float]) -> float:
     ``statistics.stdev`` sums exact fractions: 45 µs for ten values (1.7 µs here). A run is
     judged against its name's recent runs, and every run of a name when its trend is made.
     """
-    mean = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    # Shifted by the first value: equal values then give exactly 0 (their mean in floats
+    # could stray from them by a rounding, and a spread of 4e-15 is not theirs).
+    shifted = [v - values[0] for v in values]
+    mean = math.fsum(shifted) / len(shifted)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in shifted) / (len(values) - 1))
 
 
 def judge(took: int, earlier_successes: Sequence[int]) -> Judged | None:

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from sitegen.diagnose import thresholds as th
-from sitegen.diagnose.stats import MAD_SIGMA, log_scale, median, times
+from sitegen.diagnose.stats import log_scale, median, times
 from sitegen.diagnose.tasks import RowIndex
 from sitegen.eventlog.payload import Stage, as_int, task_duration, task_statuses
 from sitegen.eventlog.schema import TaskEnd

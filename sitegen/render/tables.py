@@ -68,11 +68,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "jobs": (
         _JOB_ID,
         Column("job_name", STRING, "Its name ('' when it was given none)."),
-        Column(
-            "status",
-            STRING,
-            "How it ended, as /api/jobs says: Completed, Failed, Invalid, Cancelled.",
-        ),
+        Column("status", STRING, "As /api/jobs says: Completed, Failed, Invalid, Cancelled."),
         Column("queued_at", TIMESTAMP, "When it was submitted (null when not recorded)."),
         Column("started_at", TIMESTAMP, "When it started running."),
         Column("ended_at", TIMESTAMP, "When it ended; a cancelled job's cancel time."),
@@ -344,10 +340,7 @@ def _jobs(summary: JobSummary, log_key: str, findings: list[Finding]) -> dict[st
 
 
 def _stages(ends: TaskColumns, analysis: JobAnalysis) -> Part:
-    """Return a row of ``stages`` per stage the stages payload lists, in stage order.
-
-    A stage a replan dropped has none: its attempts are rows of ``tasks`` (diagnose.replanned).
-    """
+    """Return a row of ``stages`` per stage the stages payload lists (a replan's dropped: none)."""
     # Counted per TaskEnd record, as ``tasks`` has a row per record and ``jobs`` counts them:
     # a pass over the job's per stage when there are few (a Counter took 4 us).
     attempts = None if len(analysis.stages) <= _FEW_STAGES else Counter(ends.stage_id)

@@ -28,7 +28,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # 12: end_time is when a job ended (a cancelled job's completed_at, its index saying 0), a
 # finished log without JobEnd ended unrecorded, and the logs renamed from .running are kept.
 # 13: each job's rows of the SQL tables, and the data files they are in (builder/datafiles).
-FORMAT = 13
+# 14: each log's rows counting (diagnose/counting), Invalid jobs as failed runs, stages a
+# replan dropped, and stragglers judged anew: every job of an older site is read again.
+FORMAT = 14
 
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
