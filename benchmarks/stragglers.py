@@ -24,7 +24,6 @@ the full run): at most 2% of healthy jobs warn in every cell; at 6 tasks and mor
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 import time
@@ -37,7 +36,7 @@ sys.path.insert(0, str(ROOT))  # tests.noisy: the same jobs the property tests d
 from sitegen.diagnose import thresholds as th  # noqa: E402
 from sitegen.diagnose.diagnosis import diagnose  # noqa: E402
 from sitegen.finding import FindingKind  # noqa: E402
-from tests.noisy import Plant, Shape, simulate  # noqa: E402
+from tests.noisy import Plant, draw_sized, simulate  # noqa: E402
 
 SIZES = ((4, 5), (6, 10), (11, 50), (51, 200))
 # (factor, the widest job sigma it is judged at, the share of warnings it must reach).
@@ -46,28 +45,6 @@ HEALTHY_TARGET = 0.02
 COSTLY = 0.2
 # Targets hold from this stage size up; smaller stages are measured and reported.
 TARGET_FROM = 6
-
-
-def draw(rng: random.Random, size: tuple[int, int], one_wave: bool, sigma: float) -> Shape:
-    """Draw a job of 2-5 stages whose every stage has a task count within ``size``."""
-    count = rng.randint(2, 5)
-    tasks = [rng.randint(*size) for _ in range(count)]
-    slots = rng.choice((1, 2, 4, 4, 8))
-    if one_wave:
-        executors = max(-(-max(tasks) // slots), rng.randint(2, 16))
-    else:
-        executors = rng.randint(2, max(2, min(16, max(tasks) // (2 * slots))))
-    edges = [(s, s + 1) for s in range(1, count)]
-    if count >= 3 and rng.random() < 0.3:
-        edges = [(1, 3), (2, 3)] + [(s, s + 1) for s in range(3, count)]
-    return Shape(
-        sigma=sigma,
-        executors=executors,
-        slots=slots,
-        tasks=tasks,
-        medians=[round(math.exp(rng.uniform(math.log(200), math.log(20_000)))) for _ in tasks],
-        edges=edges,
-    )
 
 
 def warned(found: list, kind: FindingKind, where: Callable[[object], bool] | None = None) -> bool:
@@ -82,7 +59,7 @@ def healthy(jobs: int, seed: int, size: tuple[int, int], one_wave: bool) -> dict
     rng = random.Random(seed)
     hits = {"straggler": 0, "data-skew": 0, "slow-executor": 0}
     for n in range(jobs):
-        shape = draw(rng, size, one_wave, rng.uniform(0.2, 0.6))
+        shape = draw_sized(rng, size, one_wave, rng.uniform(0.2, 0.6))
         found = diagnose(simulate(shape, seed * 100_000 + n).facts).findings
         for kind in hits:
             hits[kind] += warned(found, FindingKind(kind))
@@ -103,7 +80,7 @@ def planted(
     kept = found = draws = 0
     while kept < cases and draws < cases * 40:
         draws += 1
-        shape = draw(rng, size, one_wave, rng.uniform(0.2, widest))
+        shape = draw_sized(rng, size, one_wave, rng.uniform(0.2, widest))
         job_seed = seed * 100_000 + draws
         sid = rng.randint(1, len(shape.tasks))
         if kind == "slow-executor":

@@ -124,6 +124,28 @@ def draw_one_wave(
     )
 
 
+def draw_sized(rng: random.Random, size: tuple[int, int], one_wave: bool, sigma: float) -> Shape:
+    """Draw a job of 2-5 stages whose every stage has a task count within ``size``."""
+    count = rng.randint(2, 5)
+    tasks = [rng.randint(*size) for _ in range(count)]
+    slots = rng.choice((1, 2, 4, 4, 8))
+    if one_wave:
+        executors = max(-(-max(tasks) // slots), rng.randint(2, 16))
+    else:
+        executors = rng.randint(2, max(2, min(16, max(tasks) // (2 * slots))))
+    edges = [(s, s + 1) for s in range(1, count)]
+    if count >= 3 and rng.random() < 0.3:
+        edges = [(1, 3), (2, 3)] + [(s, s + 1) for s in range(3, count)]
+    return Shape(
+        sigma=sigma,
+        executors=executors,
+        slots=slots,
+        tasks=tasks,
+        medians=[round(math.exp(rng.uniform(math.log(200), math.log(20_000)))) for _ in tasks],
+        edges=edges,
+    )
+
+
 def simulate(shape: Shape, seed: int, plant: Plant | None = None) -> Sim:
     """Run the job on its slots and record it as the diagnosis reads a log."""
     rng = random.Random(seed)
