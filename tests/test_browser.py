@@ -461,15 +461,15 @@ def test_finding_link_lands_on_the_flagged_task_row(
 ) -> None:
     base = dict(_bases(served))[scheme]
     page = watched.page
-    page.goto(base + f"jobs/{FAILED_JOB}/index.html")
+    page.goto(base + "jobs/planted-straggler/index.html")
     finding = page.locator("ul.findings li", has_text="straggler")
-    assert "Task 0 of stage 1 ran 2.2 s" in finding.inner_text()
+    assert "Task 5 of stage 2 ran 3.0 s" in finding.inner_text()
     finding.get_by_role("link", name="Show the task row").click()
     page.wait_for_load_state()
-    assert page.url.endswith("/stage-1.html#task-0")
+    assert page.url.endswith("/stage-2.html#task-5")
     row = page.locator("table.tasks tbody tr:target")
     assert row.count() == 1
-    assert row.locator("td").first.inner_text() == "0"
+    assert row.locator("td").first.inner_text() == "5"
     assert "straggler" in row.inner_text()  # the marker is text, not only a colour
     # The browser scrolled the row into view.
     box = row.bounding_box()
