@@ -169,7 +169,7 @@ def costed(finding: Finding, impact: int | None, run_ms: int, of: str = "run") -
     )
 
 
-# Why a costly slow task that is not far out against its stage's spread is only info.
+# Why a costly skewed task whose rows are not far out against its stage's rows is only info.
 _ROWS_SPREAD = " Its stage's input rows spread widely: a task with this many may be chance."
 
 
@@ -177,7 +177,8 @@ def far_out_only(finding: Finding, far_out: bool, why: str) -> Finding:
     """Return a costed finding about one task, info at most unless that task is far out.
 
     A warning needs both: a cost (th.weighed) and a task far out against its own stage's
-    spread (th.far_out_z). ``why`` is added to the message when that lowers the grade.
+    spread (for data skew, of rows: th.rows_far_out_z). ``why`` is added to the message when
+    that lowers the grade.
     """
     if far_out or finding.severity is FindingSeverity.INFO:
         return finding

@@ -80,8 +80,8 @@ class SlowTask:
     row: int | None  # position in the stage's task list
     end: TaskEnd | None
     input_rows: int | None
-    # How far out it lies: robust sigmas above the stage's median on the log scale, against
-    # the spread the stage can trust (stage_sigma), and whether that passes th.far_out_z.
+    # How far out it lies on the log scale, in sigmas above the stage's centre, against the
+    # spread the stage can trust (stage_sigma), and whether that passes th.far_out_z.
     z: float = 0.0
     far_out: bool = False
 

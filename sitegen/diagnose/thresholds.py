@@ -30,19 +30,21 @@ STAGE_MIN_TASKS = 4
 # long enough to be worth a person's attention.
 STRAGGLER_MIN_EXCESS_MS = 1_000
 # ... and lie far out on the log scale, where task times' noise is symmetric (they are
-# roughly log-normal): its robust z, (ln d - median ln d) / sigma, at least far_out_z(n, m)
-# for a stage of n successful attempts whose sigma rests on m tasks. That alone makes it a
-# straggler; what it cost the job (see weighed) then grades it. A fence on raw durations
-# (Tukey's, p75 + 3 IQR) sits near 3.5x the median for log-normal times of sigma 0.5, which a
-# 200-task stage crosses by chance.
-# The sigma is the median absolute deviation of the stage's log durations (times MAD_SIGMA),
-# shrunk toward the job's pooled sigma (the MAD of every task's log time from its own stage's
-# median) as if the job had lent SHRINK_TASKS of its other tasks (seven tasks say little about
-# a spread: their MAD alone was often twice the true sigma or half of it), and never under
-# SIGMA_FLOOR (10%: the noise of a quiet cluster).
+# roughly log-normal): its z, (ln d - centre) / sigma, at least far_out_z(n, m, k) for a
+# stage of n successful attempts whose sigma has m degrees of freedom, in a job of k judged
+# stages. That alone makes it a straggler; what it cost the job (see weighed) then grades
+# it. A fence on raw durations (Tukey's, p75 + 3 IQR) sits near 3.5x the median for
+# log-normal times of sigma 0.5, which a 200-task stage crosses by chance.
+# The centre and sigma are the mean and standard deviation of the stage's log durations but
+# its slowest (and any other beyond OUTLIER_Z robust sigmas of the median), corrected by
+# trimmed_sigma, pooled over the job's stages, and each stage's own shrunk toward the pooled
+# one as if the job had lent SHRINK_TASKS degrees of freedom (seven tasks say little about a
+# spread: their MAD alone was often twice the true sigma or half of it), never under
+# SIGMA_FLOOR (10%: the noise of a quiet cluster). Calibrated by benchmarks/stragglers.py.
 SHRINK_TASKS = 20
 # Tasks beyond this many robust sigmas (the MAD's) of their stage's median are left out of
-# the spread a straggler is measured against, as the slowest is.
+# the spread a straggler is measured against, as the slowest is: two slow tasks must not
+# hide each other.
 OUTLIER_Z = 4.0
 # The slow-executor rule shrinks its stages' robust sigmas (the MAD's) toward the median of
 # the job's as if the job had lent this many tasks.
@@ -51,15 +53,16 @@ SIGMA_FLOOR = 0.1
 # At most this many straggler findings per stage, the slowest first: a stage with more
 # slow tasks than that has a wider problem, which the worst few already show.
 STRAGGLERS_PER_STAGE = 3
-# far_out_z(n, m) is where the slowest of n healthy log-normal tasks lies in FAR_OUT_ALPHA of
-# stages (the normal quantile of the maximum of n), widened by FAR_OUT_FEW_TASKS / m for the
-# uncertainty of a sigma measured on m tasks and of a median measured on n (calibrated by
-# simulation, benchmarks/stragglers.py), and never under FAR_OUT_Z, the usual robust z fence.
-# Data skew (SKEW_ROWS_RATIO) is judged alike on the task's input rows against the stage's
-# spread of input rows: its rows are what make it a finding, its time follows them.
+# far_out_z(n, m, k) is where the slowest of n healthy log-normal tasks lies in FAR_OUT_ALPHA
+# of jobs (the normal quantile of the maximum of n at FAR_OUT_ALPHA / k: the job's k judged
+# stages share it), widened by FAR_OUT_FEW_TASKS / m for a sigma of m degrees of freedom,
+# and never under FAR_OUT_Z, the usual robust z fence. Measured on seeded healthy jobs of
+# 2-5 stages (sigma 0.2-0.6, 4-200 tasks a stage): 0.4-1.2% get a straggler warning.
 FAR_OUT_Z = 3.0
 FAR_OUT_ALPHA = 0.01
 FAR_OUT_FEW_TASKS = 3.0
+# Data skew (SKEW_ROWS_RATIO) is judged alike on the task's input rows against the stage's
+# spread of input rows: its rows are what make it a finding, its time follows them.
 # Rows are judged on the stage's robust sigma of log input rows alone (the MAD's): the
 # slowest of n rows lies in 2% of stages, widened by 8 / n (the rule of issue 37).
 ROWS_FAR_OUT_ALPHA = 0.02
