@@ -3,6 +3,7 @@
     python scripts/lock.py compile   # rewrite requirements/test.lock with uv; --upgrade takes
                                      # the newest releases (docs/dependencies.md)
     python scripts/lock.py check     # exit 1 if pyproject.toml's requirements and the lock disagree
+    python scripts/lock.py installed # exit 1 if this environment's versions are not the lock's
     python scripts/lock.py drift     # resolve the test extra without the lock in fresh venvs and
                                      # print what would change; exits 0 whatever it finds
 
@@ -15,6 +16,7 @@ same files on any day, with any pip since 20.3. Runs on the standard library and
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import re
@@ -149,6 +151,38 @@ def check(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def installed_versions() -> dict[str, str]:
+    """Return the version of every distribution this interpreter sees, by canonical name."""
+    versions: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:  # a half-removed install leaves metadata without one
+            versions.setdefault(canonicalize_name(name), dist.version)
+    return versions
+
+
+def installed_differences(
+    pins: Iterable[Pin],
+    installed: Mapping[str, str],
+    environment: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Say each pin of the environment that is missing or at another version in ``installed``.
+
+    What the lock does not name (pip, sitegen itself) is not looked at: the lock says what the
+    tests run on, not all that may be beside it.
+    """
+    wrong = []
+    for pin in pins:
+        if not pin.applies(environment):
+            continue
+        version = installed.get(pin.name)
+        if version is None:
+            wrong.append(f"{pin.name}: locked {pin.version}, not installed")
+        elif version != pin.version:
+            wrong.append(f"{pin.name}: locked {pin.version}, installed {version}")
+    return wrong
+
+
 def compare(locked: Mapping[str, str], resolved: Mapping[str, str]) -> list[str]:
     """List what a fresh resolve would change in the lock, one line a package, by name."""
     lines = []
@@ -261,7 +295,7 @@ def compile_lock(upgrade: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one of the three commands."""
+    """Run one of the four commands."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     compile_parser = sub.add_parser("compile", help="rewrite the lock from pyproject.toml (uv)")
@@ -269,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         "--upgrade", action="store_true", help="take the newest releases, not only what changed"
     )
     sub.add_parser("check", help="exit 1 if pyproject.toml and the lock disagree")
+    sub.add_parser("installed", help="exit 1 if this environment's versions are not the lock's")
     drift_parser = sub.add_parser("drift", help="print what a resolve without the lock changes")
     drift_parser.add_argument(
         "--pip",
@@ -287,6 +322,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lock: refresh it with `{COMPILE_COMMAND}`", file=sys.stderr)
             return 1
         print(f"lock: {LOCK} agrees with pyproject.toml")
+    elif args.command == "installed":
+        pins = read_lock((ROOT / LOCK).read_text(encoding="utf-8"))
+        wrong = installed_differences(pins, installed_versions())
+        for line in wrong:
+            print(f"lock: {line}", file=sys.stderr)
+        if wrong:
+            print(f"lock: install through {LOCK} (docs/dependencies.md)", file=sys.stderr)
+            return 1
+        print(f"lock: this environment is {LOCK}'s ({sys.executable})")
     else:
         drift(args.pip.split(","), args.timeout)
     return 0

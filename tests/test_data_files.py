@@ -12,6 +12,7 @@ from sitegen.builder import datafiles
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.examples.generator import BASE_TIME_MS
+from tests import sqldata
 from tests.conftest import require_module
 from tests.logs import job_lines, write
 from tests.sitetree import tree
@@ -28,18 +29,8 @@ def manifest(site: Path) -> dict[str, Any]:
     return json.loads((site / "data/manifest.json").read_bytes())
 
 
-def read(site: Path, table: str) -> list[dict[str, Any]]:
-    """Return every row of one table, reading the files the manifest lists."""
-    import pyarrow.parquet as pq
-
-    rows: list[dict[str, Any]] = []
-    for f in manifest(site)["tables"][table]["files"]:
-        rows += pq.read_table(site / "data" / f["path"]).to_pylist()
-    return rows
-
-
 def job_ids(site: Path) -> list[str]:
-    return sorted(r["job_id"] for r in read(site, "jobs"))
+    return sorted(r["job_id"] for r in sqldata.rows(site, "jobs"))
 
 
 def listed(site: Path) -> list[str]:
@@ -76,10 +67,10 @@ def test_a_build_publishes_every_table_of_the_published_jobs(
     # Exactly the jobs the site lists: no incomplete, malformed or unrecorded log's.
     assert job_ids(site) == listed(site) and len(listed(site)) == report.published
     # Each job's rows agree with its API files and findings.json.
-    tasks = read(site, "tasks")
-    stages = read(site, "stages")
-    findings = read(site, "findings")
-    for job in read(site, "jobs"):
+    tasks = sqldata.rows(site, "tasks")
+    stages = sqldata.rows(site, "stages")
+    findings = sqldata.rows(site, "findings")
+    for job in sqldata.rows(site, "jobs"):
         job_id = job["job_id"]
         api = json.loads((site / f"api/job/{job_id}/index.json").read_bytes())
         assert job["status"].lower() == str(api["status"]).lower()
@@ -132,7 +123,7 @@ def test_a_removed_log_leaves_its_segment_and_an_emptied_one_goes(
     changed = {k for k in after if before.get(k) != after[k]}
     oldest = {f"data/{t}/00000.parquet" for t in TABLES} | {"data/manifest.json"}
     assert {"data/jobs/00000.parquet", "data/tasks/00000.parquet"} < changed <= oldest
-    assert "job001" not in {r["job_id"] for t in TABLES for r in read(site, t)}
+    assert "job001" not in {r["job_id"] for t in TABLES for r in sqldata.rows(site, t)}
     for n in (8, 9):  # segment 2 emptied: its files are gone, and the manifest says so
         (logs / f"job{n:03}.eventlog").unlink()
     build(BuildOptions(logs, site, workers=1))
@@ -152,7 +143,7 @@ def test_retention_applies_to_the_tables_as_to_the_pages(tmp_path: Path, limit: 
     assert job_ids(site) == listed(site) == [f"job{n:03}" for n in range(1, 6)]
     build(BuildOptions(logs, site, max_jobs=limit, workers=1))
     assert job_ids(site) == listed(site)
-    assert {r["job_id"] for r in read(site, "tasks")} == set(listed(site))
+    assert {r["job_id"] for r in sqldata.rows(site, "tasks")} == set(listed(site))
     # In place or afresh, the same files (a segment's rows in start order either way).
     build(BuildOptions(logs, clean, max_jobs=limit, workers=1))
     assert data_tree(site) == data_tree(clean)
@@ -180,7 +171,7 @@ def test_rows_of_another_layout_make_a_full_build_not_wrong_numbers(tmp_path: Pa
     logs, site = tmp_path / "logs", tmp_path / "site"
     dated_logs(logs, 3)
     build(BuildOptions(logs, site, workers=1))
-    before = read(site, "tasks")
+    before = sqldata.rows(site, "tasks")
     db = sqlite3.connect(site / STATE_NAME)
     other = zstandard.ZstdCompressor().compress(msgspec.msgpack.encode([1, "job000", []]))
     db.execute("UPDATE data_row SET rows = ?", (other,))
@@ -189,5 +180,5 @@ def test_rows_of_another_layout_make_a_full_build_not_wrong_numbers(tmp_path: Pa
     dated_logs(logs, 1, first=3)
     report = build(BuildOptions(logs, site, workers=1))
     assert report.rebuilt == 4  # every log read again
-    assert read(site, "tasks")[: len(before)] == before
+    assert sqldata.rows(site, "tasks")[: len(before)] == before
     assert job_ids(site) == listed(site)

@@ -294,3 +294,142 @@ def test_workflow_matches_the_github_workflows_schema(tmp_path: Path) -> None:
     broken.write_text(WORKFLOW.read_text().replace("runs-on:", "runs_on:", 1))
     bad = subprocess.run([*command, str(broken)], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0
+
+
+# Code names in the docs: a backticked source path (`sitegen/render/urls.py`, `builder/plan.py`,
+# `benchmarks/cpu.py`) or a dotted name (`sitegen.render.urls.TASKS_PER_PAGE`,
+# `eventlog.sources.LogSource`) must name something in the tree as it is when the test runs.
+# A path or name whose first segment is a package of sitegen (`builder`, `render`…) is taken as
+# inside sitegen/; other paths from the repository's root when their first folder is there.
+# Sections of a dated record (a heading with a date, in DATED_DOCS) say what the code was that
+# day: they are left as written.
+DATED_DOCS = {"performance.md", "scale.md"}
+DATED_HEADING = re.compile(r"^(#{1,6}) .*\b\d{4}-\d{2}-\d{2}\b")
+HEADING = re.compile(r"^(#{1,6}) ")
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+SOURCE_PATH = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+\w+\.py)\b")
+DOTTED_NAME = re.compile(r"(?<![\w./-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)")
+# Dotted words that are files, not Python names.
+NOT_NAMES = {"sitegen.toml"}
+
+
+def undated(markdown: str, dated: bool) -> str:
+    """Return the markdown without its dated sections (each up to the next heading as high)."""
+    if not dated:
+        return markdown
+    kept: list[str] = []
+    skipping = 0  # the level of the dated heading being skipped; 0: none
+    fenced = False
+    for line in markdown.splitlines():
+        if re.match(r"^ *```", line):
+            fenced = not fenced
+        heading = None if fenced else HEADING.match(line)  # a `# comment` in a block is none
+        if heading and skipping and len(heading.group(1)) <= skipping:
+            skipping = 0
+        if heading and not skipping and DATED_HEADING.match(line):
+            skipping = len(heading.group(1))
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def code_texts(markdown: str) -> list[str]:
+    """Return the text of every code span and fenced block."""
+    blocks = [body for _, body in fenced_blocks(markdown)]
+    return blocks + CODE_SPAN.findall(without_blocks(markdown))
+
+
+def sitegen_packages(root: Path) -> set[str]:
+    """Return the names of sitegen's sub-packages, as the tree has them now."""
+    return {p.parent.name for p in (root / "sitegen").glob("*/__init__.py")}
+
+
+def path_exists(path: str, root: Path, packages: set[str]) -> bool | None:
+    """Tell whether a source path names a file; None: not a path of this repository."""
+    first = path.split("/", 1)[0]
+    if first == "sitegen":
+        return (root / path).is_file()
+    if first in packages:
+        return (root / "sitegen" / path).is_file()
+    if (root / first).is_dir():
+        return (root / path).is_file()
+    return None
+
+
+def name_exists(dotted: str) -> bool:
+    """Tell whether ``sitegen.a.b.c`` is a module, or an attribute reached from the longest one."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        tried = ".".join(parts[:cut])
+        try:
+            found: object = importlib.import_module(tried)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not f"{tried}.".startswith(f"{exc.name}."):
+                raise  # the module is there but needs another that is not installed
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def stale_code_names(doc: Path, root: Path = ROOT) -> list[str]:
+    """Return each source path or dotted sitegen name in ``doc`` that the tree does not have."""
+    packages = sitegen_packages(root)
+    text = undated(doc.read_text(encoding="utf-8"), doc.name in DATED_DOCS)
+    stale: list[str] = []
+    for code in code_texts(text):
+        for path in SOURCE_PATH.findall(code):
+            if path_exists(path, root, packages) is False and path not in stale:
+                stale.append(path)
+        for dotted in DOTTED_NAME.findall(code):
+            first = dotted.split(".", 1)[0]
+            if dotted in NOT_NAMES or (first != "sitegen" and first not in packages):
+                continue
+            name = dotted if first == "sitegen" else f"sitegen.{dotted}"
+            if not name_exists(name) and dotted not in stale:
+                stale.append(dotted)
+    return [f"{doc.name}: {name}" for name in stale]
+
+
+def test_every_code_path_and_dotted_name_in_the_docs_exists() -> None:
+    assert [s for doc in DOCUMENTS for s in stale_code_names(doc)] == []
+
+
+def test_the_code_name_check_finds_a_moved_module_and_a_gone_name(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for package in ("sitegen", "sitegen/text", "sitegen/render", "benchmarks"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").touch()
+    (root / "sitegen/text/htmlsafe.py").touch()
+    (root / "benchmarks/cpu.py").touch()
+    doc = root / "scale.md"
+    doc.write_text(
+        "# Scale\n\nEscaped by `sitegen/text/htmlsafe.py` and `text/htmlsafe.py`, not by\n"
+        "`sitegen/render/htmlsafe.py` nor `render/gone.py`; `benchmarks/cpu.py` measures,\n"
+        "`benchmarks/nope.py` does not; `other/thing.py` is no path of this repository.\n"
+        "Names: `sitegen.render.urls.TASKS_PER_PAGE`, `render.urls.NO_SUCH(x)`,\n"
+        "`sitegen.builder.manifest.built_from(output)`, `sitegen.build(...)`, `./sitegen.toml`,\n"
+        "`other.module.name`.\n\n```sh\npython -m sitegen.examples.generator\n"
+        "python -m sitegen.examples.nothing\n```\n\n"
+        "## Measured (2026-12-02)\n\n`sitegen/builder/foresight.py` then; `render.old.name`.\n\n"
+        "### Its detail\n\n`render/older.py` too.\n\n## Today\n\n`render/now_gone.py`.\n"
+    )
+    assert stale_code_names(doc, root) == [
+        "scale.md: sitegen.examples.nothing",
+        "scale.md: sitegen/render/htmlsafe.py",
+        "scale.md: render/gone.py",
+        "scale.md: benchmarks/nope.py",
+        "scale.md: render.urls.NO_SUCH",
+        "scale.md: sitegen.builder.manifest.built_from",
+        "scale.md: render/now_gone.py",
+    ]
+    # Outside DATED_DOCS a dated heading is no exemption.
+    doc.rename(root / "robustness.md")
+    assert "robustness.md: sitegen/builder/foresight.py" in stale_code_names(
+        root / "robustness.md", root
+    )
