@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from sitegen.builder.parallel import EarlyWorkers, pool_map
 
 if TYPE_CHECKING:
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.builder.mapstep import Progress
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.publish.objectstore import Uploader
-    from sitegen.render.pages import PageRenderer
 
 # What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
 OnResult = Callable[[int, "LogOutcome", bool], None]
@@ -41,7 +41,7 @@ class Mapper(Protocol):
         logs: LogList,
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         on_result: OnResult,
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
@@ -98,7 +98,7 @@ class LocalMapper:
         logs: LogList,
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         on_result: OnResult,
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
@@ -107,7 +107,7 @@ class LocalMapper:
         from sitegen.builder.mapstep import map_logs
 
         workers, pool = self.workers, self.early.pool
-        map_logs(logs, which, staging, pages, workers, on_result, progress, contexts, pool)
+        map_logs(logs, which, staging, map_context, workers, on_result, progress, contexts, pool)
 
     def each(
         self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0

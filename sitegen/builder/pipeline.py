@@ -47,9 +47,9 @@ from sitegen.publish.buildlock import exclusive
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.builder.mapstep import Progress
     from sitegen.publish.archive import ArchiveResult
-    from sitegen.render.pages import PageRenderer
 
 
 def build(
@@ -218,14 +218,15 @@ def _run(run: BuildRun, progress: Progress | None, freeze: Callable[[], None]) -
         # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
         from sitegen.builder.steps import map_and_publish
 
-        return map_and_publish(run, _renderer(run), progress)
+        return map_and_publish(run, _map_context(run), progress)
     finally:
         if run.state is not None:
             run.state.close()
 
 
-def _renderer(run: BuildRun) -> PageRenderer:
-    """Return the page renderer for this build, its per-job templates compiled."""
+def _map_context(run: BuildRun) -> MapContext:
+    """Return the map step's context for this build, its renderer's per-job templates compiled."""
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.render.pages import PageRenderer
 
     options = run.options
@@ -235,16 +236,19 @@ def _renderer(run: BuildRun) -> PageRenderer:
         robots=options.robots,
         base_url=options.base_url,
         pages_dir=options.pages_dir,
-        notes_dirs=run.notes.dirs,
-        raw_logs=options.raw_logs,
         cache_key=run.fingerprint,
-        follow_links=options.follow_links,
-        limits=log_limits(options, run.stamp, run.renaming),
         sql_engine=options.sql_engine,
         data=bool(options.data),
     )
     pages.warm()
-    return pages
+    return MapContext(
+        pages,
+        limits=log_limits(options, run.stamp, run.renaming),
+        raw_logs=options.raw_logs,
+        data=bool(options.data),
+        notes_dirs=tuple(run.notes.dirs),
+        follow_links=options.follow_links,
+    )
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+from sitegen.builder.mapcontext import MapContext
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
 from sitegen.builder.peek import Peeked, peek
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
@@ -40,7 +41,6 @@ from sitegen.publish.writer import Publication, SiteWriter
 if TYPE_CHECKING:
     from sitegen.builder.mapstep import Progress
     from sitegen.diagnose.recurring import ContextKey, RunContext
-    from sitegen.render.pages import PageRenderer
 
 # Below this many logs to peek at, forking workers (none were started for the build) costs
 # more than peeking in this process, at about 0.1 ms a small log.
@@ -58,13 +58,14 @@ class BuildSteps(ABC):
     def __init__(
         self,
         run: BuildRun,
-        pages: PageRenderer,
+        map_context: MapContext,
         publication: Publication,
         staging: Path,
         state: State,
     ) -> None:
         self.run = run
-        self.pages = pages
+        self.map_context = map_context
+        self.pages = map_context.pages
         self.publication = publication
         self.staging = staging
         self.state = state
@@ -144,7 +145,9 @@ class BuildSteps(ABC):
     ) -> None:
         """Map the logs at ``which`` (wherever the mapper runs) and record each in the state."""
         run = self.run
-        run.mapper.map(run.logs, which, self.staging, self.pages, self.record, progress, contexts)
+        run.mapper.map(
+            run.logs, which, self.staging, self.map_context, self.record, progress, contexts
+        )
         self.flush()
 
     def map_changed(self, progress: Progress | None) -> None:
@@ -168,7 +171,7 @@ class BuildSteps(ABC):
         run = self.run
         logs = LogsAt(run.logs, which)
         with contextlib.closing(
-            run.mapper.each(peek, self.pages.limits, logs, PEEK_ALONE_BELOW)
+            run.mapper.each(peek, self.map_context.limits, logs, PEEK_ALONE_BELOW)
         ) as peeks:
             self.state.put_peeks(self._peek_rows(which, peeks))
         named = self.state.peeked_in_name_order()
@@ -455,7 +458,9 @@ class PublishedBefore:
         return old.keys() - rebuild.state.published_roots(sorted(set(old.values())))
 
 
-def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | None) -> BuildReport:
+def map_and_publish(
+    run: BuildRun, map_context: MapContext, progress: Progress | None
+) -> BuildReport:
     """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
     publication = Publication(run.options.output)
     staging = publication.open()
@@ -467,7 +472,7 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
             state = run.state
             state.begin()
         kind = UpdateBuild if created is None else FullBuild
-        steps = kind(run, pages, publication, staging, state)
+        steps = kind(run, map_context, publication, staging, state)
         phases = Phases()
         steps.map_changed(progress)
         phases.done("map")
@@ -483,9 +488,10 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
         report.worker_uploads = steps.uploaded
         # The SQL tables change with the logs mapped (those rendered again too), removed,
         # published or left out anew: known only now.
-        data = DataChange(steps.data_changed()) if pages.data else None
+        data = DataChange(steps.data_changed()) if map_context.data else None
+        pages, writer = map_context.pages, steps.writer
         site_files = reduce(
-            state, steps.writer, pages, report.running, report.problems, run.stamp, moments, data
+            state, writer, pages, report.running, report.problems, run.stamp, moments, data
         )
         phases.done("reduce")
         steps.publish(report, site_files, before)
