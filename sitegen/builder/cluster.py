@@ -18,7 +18,7 @@ import secrets
 import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -47,6 +47,7 @@ from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
     from sitegen.builder.mapcontext import MapContext
+    from sitegen.builder.mappers import Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.publish.objectstore import Uploader
 
@@ -242,20 +243,6 @@ class DaskMapper:
         self.direct: str | None = None
         self.shared: Any = None
         self.here = LocalMapper(workers)
-        # A bucket target's uploader (upload_to), and the job dirs dead workers may have left.
-        self.uploader: Uploader | None = None
-        self.shared_uploader: Any = None  # the last map's, as the workers hold it
-        self._suspects: set[str] = set()
-
-    def upload_to(self, make: Callable[[], Uploader]) -> Uploader:
-        """Let workers that reach the output put new jobs straight in the bucket."""
-        self.uploader = make()
-        return self.uploader
-
-    @property
-    def suspects(self) -> set[str]:
-        """Return the job directories of logs whose chunk killed its workers."""
-        return self._suspects
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -269,8 +256,13 @@ class DaskMapper:
         on_result: Callable[[int, LogOutcome, bool], None],
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
+        uploads: Uploads | None = None,
     ) -> None:
-        """Map the logs at ``which`` on the cluster, handing each outcome on in order."""
+        """Map the logs at ``which`` on the cluster, handing each outcome on in order.
+
+        Workers that reach the staging dir put new jobs where the site goes with ``uploads``'
+        uploader (a bucket target's); else the target publishes them from the staging dir.
+        """
         if not which:
             return
         dask = client(self.address)
@@ -281,20 +273,20 @@ class DaskMapper:
         # worker mapping it) the scheduler makes it again; scattered data is lost for good
         # and every task needing it was cancelled.
         shared = self.shared = dask.submit(_unwrap, Opaque(map_context), pure=False)
-        # Workers that reach the output put new jobs in the bucket themselves; else the sync.
-        uploader = self.shared_uploader = None
-        if self.uploader is not None and direct is not None:
-            uploader = self.shared_uploader = dask.submit(
-                _unwrap, Opaque(self.uploader), pure=False
-            )
-        chunks = _Chunks(dask, logs, contexts, staging, map_context, shared, direct, uploader)
-        try:
-            threads = _threads(dask)
-            cut = _chunks(list(which), threads, logs.sizes)
-            for numbers, task in _windowed(cut, chunks.submit, threads):
-                self._hand_on(chunks.results(task, numbers), numbers, staging, on_result, progress)
-        finally:
-            self._suspects |= chunks.suspects
+        # Workers that reach the output put new jobs where the site goes themselves.
+        uploader = None
+        if uploads is not None and direct is not None:
+            uploader = dask.submit(_unwrap, Opaque(uploads.uploader()), pure=False)
+        else:
+            uploads = None
+        chunks = _Chunks(
+            dask, logs, contexts, staging, map_context, shared, direct, uploader, uploads
+        )
+        threads = _threads(dask)
+        cut = _chunks(list(which), threads, logs.sizes)
+        for numbers, task in _windowed(cut, chunks.submit, threads):
+            results = chunks.results(task, numbers)
+            self._hand_on(results, numbers, staging, on_result, progress, uploads)
 
     def _hand_on(
         self,
@@ -303,11 +295,14 @@ class DaskMapper:
         staging: Path,
         on_result: Callable[[int, LogOutcome, bool], None],
         progress: Progress | None,
+        uploads: Uploads | None,
     ) -> None:
         """Hand one chunk's outcomes on, writing the jobs workers returned as bytes."""
         for n, (outcome, files, parted) in zip(numbers, results, strict=True):
             if files is not None:
                 parted = write_job(staging, n, outcome, files)
+            if uploads is not None and outcome.uploaded:
+                uploads.note(outcome.uploaded)
             on_result(n, outcome, parted)
             if progress:
                 progress.advance()
@@ -428,14 +423,14 @@ class _Chunks:
     contexts: Mapping[int, RunContext]
     staging: Path
     map_context: MapContext
-    # The renderer (and the uploader) as tasks' results the workers share; the staging dir
-    # when the workers write into it, else None (they return bytes).
+    # The map's context (and the uploader) as tasks' results the workers share; the staging
+    # dir when the workers write into it, else None (they return bytes).
     shared: Any
     direct: str | None
     uploader: Any
-    # The job directories of logs whose chunk killed its workers: objects a worker may have
-    # put up before it died (the sync deletes those the site does not hold).
-    suspects: set[str] = field(default_factory=set)
+    # Where the uploader's target hears of the job directories of logs whose chunk killed
+    # its workers: objects a worker may have put up before it died.
+    uploads: Uploads | None
 
     def submit(self, numbers: list[int], retries: int | None = None) -> Any:
         """Submit one chunk of logs."""
@@ -463,8 +458,8 @@ class _Chunks:
         out: list[Mapped] = []
         for n in numbers:
             one = task_of(n, self.logs[n], self.staging, self.map_context, None)
-            if self.uploader is not None:
-                self.suspects.update(job_roots(self.map_context.pages, self.logs[n].name_id))
+            if self.uploads is not None:
+                self.uploads.suspect(job_roots(self.map_context.pages, self.logs[n].name_id))
             if self.direct is not None:
                 forget_claim(one)  # what the chunk's dead attempts claimed of this log
             alone = self.submit([n], retries=0)

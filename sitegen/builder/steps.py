@@ -4,8 +4,9 @@ Both foresee the run contexts of the logs the plan picked and map them, select w
 keeps, render again the pages whose context is not the one foreseen and those selection newly
 publishes, and reduce.
 They differ only where they must, each an implementation of ``BuildSteps`` chosen once
-(``map_and_publish``): a ``FullBuild`` writes a new state and swaps a whole new site in; an
-``UpdateBuild`` updates the published state and site in place.
+(``map_and_publish``): a ``FullBuild`` writes a new state and has the publish target swap a
+whole new site in; an ``UpdateBuild`` updates the published state, and has the target update
+the site in place (``builder.target``: the target owns the staging dir and the swap).
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ from sitegen.builder.state.writes import Put
 from sitegen.diagnose.recurring import Run
 from sitegen.eventlog.logfiles import LogsAt
 from sitegen.layout import STATE_NAME
-from sitegen.publish.writer import Publication, SiteWriter
+from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
     from sitegen.builder.mapstep import Progress
+    from sitegen.builder.target import Publishing
     from sitegen.diagnose.recurring import ContextKey, RunContext
 
 # Below this many logs to peek at, forking workers (none were started for the build) costs
@@ -59,14 +61,14 @@ class BuildSteps(ABC):
         self,
         run: BuildRun,
         map_context: MapContext,
-        publication: Publication,
+        site: Publishing,
         staging: Path,
         state: State,
     ) -> None:
         self.run = run
         self.map_context = map_context
         self.pages = map_context.pages
-        self.publication = publication
+        self.site = site
         self.staging = staging
         self.state = state
         self.fresh = FreshLogs(run.logs)
@@ -82,10 +84,6 @@ class BuildSteps(ABC):
         self.writer = SiteWriter(self.staging, fresh=True)
         # Mapped logs not yet put into the state (put a chunk at a time).
         self.puts: list[Put] = []
-        # The objects workers put in the bucket (publish.objectstore.Uploader), key: hash,
-        # and the logs whose jobs they put there.
-        self.uploaded: dict[str, str] = {}
-        self.uploaded_logs: set[int] = set()
 
     @abstractmethod
     def on_site(self, n: int) -> bool:
@@ -113,9 +111,6 @@ class BuildSteps(ABC):
             self.check_forecast(n, outcome)
             self.forecasts[n] = 0
         known = self.known_before(n)
-        if outcome.uploaded:
-            self.uploaded.update(outcome.uploaded)
-            self.uploaded_logs.add(n)
         self.puts.append(Put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known))
         if len(self.puts) >= PUT_CHUNK:
             self.flush()
@@ -145,8 +140,16 @@ class BuildSteps(ABC):
     ) -> None:
         """Map the logs at ``which`` (wherever the mapper runs) and record each in the state."""
         run = self.run
+        uploads = self.site.uploads
         run.mapper.map(
-            run.logs, which, self.staging, self.map_context, self.record, progress, contexts
+            run.logs,
+            which,
+            self.staging,
+            self.map_context,
+            self.record,
+            progress,
+            contexts,
+            uploads,
         )
         self.flush()
 
@@ -155,7 +158,7 @@ class BuildSteps(ABC):
         run = self.run
         if progress:
             progress.start(len(run.todo))
-        self.publication.make_dirs(root_parents(self.pages))
+        self.site.make_dirs(root_parents(self.pages))
         self.state.forget(run.gone)
         self.state.set_renamed(run.renamed, run.gone)
         self.state.touch(run.moved)
@@ -352,13 +355,16 @@ class FullBuild(BuildSteps):
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
         """Swap the whole new site in, its state committed first."""
-        state, publication = self.state, self.publication
+        state = self.state
         moves, unpublished = self.moves()
-        publication.arrange(moves, unpublished)
-        report.site_bytes = state.record_site_bytes(self.staging)
-        state.commit()
-        state.close()
-        publication.publish()
+
+        def commit() -> None:
+            # The site is arranged in the staging dir: measure it, record that, commit.
+            report.site_bytes = state.record_site_bytes(self.staging)
+            state.commit()
+            state.close()
+
+        self.site.replace(moves, unpublished, commit)
         return self.writer.files_written, self.writer.bytes_written
 
 
@@ -416,7 +422,7 @@ class UpdateBuild(BuildSteps):
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
         """Update the published site in place, job directory by job directory."""
-        state, publication = self.state, self.publication
+        state = self.state
         moves, _ = self.moves()
         dropped = before.site_files - site_files
         gone = sorted(before.gone_roots(self) | dropped)
@@ -428,9 +434,7 @@ class UpdateBuild(BuildSteps):
             report.site_bytes = state.record_site_bytes(output, written)
             state.commit()
 
-        replaced = publication.update(moves, written, gone, finish=finish)
-        report.changed = publication.changed
-        return replaced
+        return self.site.update(moves, written, gone, finish)
 
 
 class PublishedBefore:
@@ -459,11 +463,10 @@ class PublishedBefore:
 
 
 def map_and_publish(
-    run: BuildRun, map_context: MapContext, progress: Progress | None
+    run: BuildRun, site: Publishing, map_context: MapContext, progress: Progress | None
 ) -> BuildReport:
-    """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
-    publication = Publication(run.options.output)
-    staging = publication.open()
+    """Map what changed, record it, reduce, and have the target publish it (whole, or in place)."""
+    staging = site.stage()
     created: State | None = None
     try:
         if run.state is None:
@@ -472,7 +475,7 @@ def map_and_publish(
             state = run.state
             state.begin()
         kind = UpdateBuild if created is None else FullBuild
-        steps = kind(run, map_context, publication, staging, state)
+        steps = kind(run, map_context, site, staging, state)
         phases = Phases()
         steps.map_changed(progress)
         phases.done("map")
@@ -485,7 +488,6 @@ def map_and_publish(
         phases.done("run_contexts")
         before = PublishedBefore(steps, changed)
         report = make_report(run, state, chose, rebuilt=len(steps.fresh))
-        report.worker_uploads = steps.uploaded
         # The SQL tables change with the logs mapped (those rendered again too), removed,
         # published or left out anew: known only now.
         data = DataChange(steps.data_changed()) if map_context.data else None
@@ -501,7 +503,7 @@ def map_and_publish(
     except BaseException:
         if created is not None:
             created.close()
-        publication.discard()
+        site.discard()
         raise
     report.seconds = time.perf_counter() - run.started
     return report
