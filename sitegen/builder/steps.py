@@ -139,18 +139,9 @@ class BuildSteps(ABC):
         contexts: Mapping[int, RunContext] | None = None,
     ) -> None:
         """Map the logs at ``which`` (wherever the mapper runs) and record each in the state."""
-        run = self.run
-        uploads = self.site.uploads
-        run.mapper.map(
-            run.logs,
-            which,
-            self.staging,
-            self.map_context,
-            self.record,
-            progress,
-            contexts,
-            uploads,
-        )
+        run, step, on_result = self.run, self.map_context, self.record
+        uploads = self.site.uploads  # what the target lets workers put up (None: nothing)
+        run.mapper.map(run.logs, which, self.staging, step, on_result, progress, contexts, uploads)
         self.flush()
 
     def map_changed(self, progress: Progress | None) -> None:
