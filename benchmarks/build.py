@@ -65,6 +65,18 @@ JINJA_TASK_ROWS = """\
 {% endfor %}"""
 
 
+def map_context(pages: PageRenderer) -> Any:
+    """Return what ``process_log`` takes beside a log: the map step's context, of defaults.
+
+    An older checkout (``PYTHONPATH``, to compare against) takes the renderer itself.
+    """
+    try:
+        from sitegen.builder.mapcontext import MapContext
+    except ImportError:
+        return pages
+    return MapContext(pages)
+
+
 def naive(log_dir: Path, out: Path) -> None:
     """The straightforward stdlib reference: json.loads every line, json.dump the API."""
     jobs = []
@@ -132,6 +144,7 @@ def map_step_cpu(log_dir: Path, out: Path, count: int) -> dict[str, float]:
     logs = discover(log_dir)[:count]
     pages = PageRenderer()
     pages.warm()
+    step = map_context(pages)
     bare_html = (
         mock.patch.object(TaskTable, "rows", lambda self, number=1: Fragment("")),
         mock.patch.object(timeline, "timeline", lambda *args, **kwargs: ""),
@@ -162,7 +175,7 @@ def map_step_cpu(log_dir: Path, out: Path, count: int) -> dict[str, float]:
                 stack.enter_context(patch)
             started = resource.getrusage(resource.RUSAGE_SELF).ru_utime
             for n, log in enumerate(logs):
-                process_log(log, out, out / PARTS_DIR / str(n), pages)
+                process_log(log, out, out / PARTS_DIR / str(n), step)
             user = resource.getrusage(resource.RUSAGE_SELF).ru_utime - started
         return user * 1000 / len(logs)
 

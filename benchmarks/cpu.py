@@ -97,6 +97,7 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
     logs = discover(log_dir)[:count]
     pages = PageRenderer()
     pages.warm()
+    step = build.map_context(pages)
     clock = StepClock()
     # An older checkout (PYTHONPATH) names the claim step with an underscore.
     steps = [(o, a if hasattr(o, a) else f"_{a}", label) for o, a, label in STEPS]
@@ -112,7 +113,7 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
             clock.spent.clear()
             started = cpu_seconds()
             for n, log in enumerate(logs):
-                process_log(log, out, out / PARTS_DIR / str(n), pages)
+                process_log(log, out, out / PARTS_DIR / str(n), step)
             total = cpu_seconds() - started
             results.append((total, dict(clock.spent)))
     finally:

@@ -45,6 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.servers: the same nginx the tests start
 
+from sitegen.builder.mapcontext import MapContext  # noqa: E402
 from sitegen.builder.mapstep import process_log, root_parents  # noqa: E402
 from sitegen.eventlog.classify import judge  # noqa: E402
 from sitegen.eventlog.discover import LogFile  # noqa: E402
@@ -215,8 +216,9 @@ def fuzz(
     seeds = fuzz_seeds(4)
     result = FuzzResult()
     work = Path(tempfile.mkdtemp(prefix="sitegen-fuzz-"))
-    pages = PageRenderer(raw_logs=True)
+    pages = PageRenderer()
     pages.warm()
+    step = MapContext(pages, raw_logs=True)
     started = time.perf_counter()
     deadline = started + seconds
     try:
@@ -232,7 +234,7 @@ def fuzz(
                     staging = work / f"staging{result.rendered}"
                     for parent in root_parents(pages):
                         (staging / parent).mkdir(parents=True, exist_ok=True)
-                    outcome, _ = process_log(log, staging, staging / "part", pages)
+                    outcome, _ = process_log(log, staging, staging / "part", step)
                     shutil.rmtree(staging)
                     result.classes[str(outcome.classification)] += 1
                     result.rendered += 1

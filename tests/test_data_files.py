@@ -108,7 +108,8 @@ def test_a_new_log_rewrites_only_the_newest_segment(segmented: tuple[Path, Path]
     # holds none before and after: the same bytes).
     newest = {f"data/{t}/00002.parquet" for t in TABLES} | {"data/manifest.json"}
     assert {"data/jobs/00002.parquet", "data/tasks/00002.parquet"} < changed <= newest
-    assert report.changed is not None and changed <= set(report.changed)
+    assert report.publish is not None and report.publish.changed is not None
+    assert changed <= set(report.publish.changed)
     assert job_ids(site) == listed(site) and len(job_ids(site)) == 11
 
 

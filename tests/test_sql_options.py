@@ -172,7 +172,8 @@ def test_an_incremental_build_keeps_the_engine_and_a_new_one_is_copied(
     assert report.published == 26
     # Left as published: neither copied nor compared again.
     assert wasm.stat().st_ino == first.st_ino and wasm.read_bytes() == sqlpage.WASM.encode()
-    assert str(urls.sql_engine_file(sqlpage.WASM)) not in report.changed
+    assert report.publish is not None and report.publish.changed is not None
+    assert str(urls.sql_engine_file(sqlpage.WASM)) not in report.publish.changed
     # Another engine changes the build's fingerprint: a full build copies it.
     (engine / sqlpage.WASM).write_bytes(b"another engine")
     build(options)

@@ -18,7 +18,7 @@ import secrets
 import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -46,9 +46,10 @@ from sitegen.layout import PARTS_DIR
 from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
+    from sitegen.builder.mapcontext import MapContext
+    from sitegen.builder.mappers import Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.publish.objectstore import Uploader
-    from sitegen.render.pages import PageRenderer
 
 # Tasks in flight per worker thread: enough to keep each busy while results come back.
 WINDOW = 4
@@ -83,13 +84,13 @@ _DECODER = msgspec.msgpack.Decoder(list[Mapped])
 Item = tuple[int, LogFile, "RunContext | None"]
 
 
-def map_remote(log: LogFile, pages: PageRenderer, context: RunContext | None) -> Mapped:
+def map_remote(log: LogFile, map_context: MapContext, context: RunContext | None) -> Mapped:
     """Map one log in a worker that cannot reach the output: its outcome and its files' bytes."""
     with tempfile.TemporaryDirectory(prefix="sitegen-map-") as scratch:
         staging = Path(scratch)
-        for parent in root_parents(pages):
+        for parent in root_parents(map_context.pages):
             os.makedirs(staging / parent, exist_ok=True)
-        outcome, _ = process_log(log, staging, staging / PARTS_DIR / "0", pages, context)
+        outcome, _ = process_log(log, staging, staging / PARTS_DIR / "0", map_context, context)
         files = []
         for root in outcome.roots:
             for directory, _, names in os.walk(staging / root):
@@ -100,9 +101,9 @@ def map_remote(log: LogFile, pages: PageRenderer, context: RunContext | None) ->
     return outcome, files, False
 
 
-def _tasks(chunk: list[Item], staging: Path, pages: PageRenderer) -> list[Task]:
+def _tasks(chunk: list[Item], staging: Path, map_context: MapContext) -> list[Task]:
     """Return the map step's arguments of each log of a chunk, as a local worker gets them."""
-    return [task_of(n, log, staging, pages, ctx) for n, log, ctx in chunk]
+    return [task_of(n, log, staging, map_context, ctx) for n, log, ctx in chunk]
 
 
 class Opaque(Generic[T]):
@@ -128,7 +129,7 @@ class Opaque(Generic[T]):
 
 def map_chunk(
     opaque: Opaque[list[Item]],
-    pages: PageRenderer,
+    map_context: MapContext,
     staging: str | None,
     uploader: Uploader | None = None,
 ) -> bytes:
@@ -137,7 +138,7 @@ def map_chunk(
     With ``uploader`` (a bucket target), a new job's objects go straight to their keys too.
     Returns the ``Mapped`` of each log, encoded (``decode_mapped``).
     """
-    return _ENCODER.encode(_map_chunk(opaque.value, pages, staging, uploader))
+    return _ENCODER.encode(_map_chunk(opaque.value, map_context, staging, uploader))
 
 
 def decode_mapped(data: bytes) -> list[Mapped]:
@@ -146,13 +147,13 @@ def decode_mapped(data: bytes) -> list[Mapped]:
 
 
 def _map_chunk(
-    chunk: list[Item], pages: PageRenderer, staging: str | None, uploader: Uploader | None
+    chunk: list[Item], map_context: MapContext, staging: str | None, uploader: Uploader | None
 ) -> list[Mapped]:
     """Map a chunk of logs (``map_chunk``)."""
     if staging is None:
-        return [map_remote(log, pages, context) for _, log, context in chunk]
+        return [map_remote(log, map_context, context) for _, log, context in chunk]
     root = Path(staging)
-    tasks = _tasks(chunk, root, pages)
+    tasks = _tasks(chunk, root, map_context)
     if not first_attempt(root, f"{chunk[0][0]}+{len(chunk)}"):
         # The scheduler runs a chunk again when its worker died: undo what that one claimed.
         for task in tasks:
@@ -242,20 +243,6 @@ class DaskMapper:
         self.direct: str | None = None
         self.shared: Any = None
         self.here = LocalMapper(workers)
-        # A bucket target's uploader (upload_to), and the job dirs dead workers may have left.
-        self.uploader: Uploader | None = None
-        self.shared_uploader: Any = None  # the last map's, as the workers hold it
-        self._suspects: set[str] = set()
-
-    def upload_to(self, make: Callable[[], Uploader]) -> Uploader:
-        """Let workers that reach the output put new jobs straight in the bucket."""
-        self.uploader = make()
-        return self.uploader
-
-    @property
-    def suspects(self) -> set[str]:
-        """Return the job directories of logs whose chunk killed its workers."""
-        return self._suspects
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -265,12 +252,17 @@ class DaskMapper:
         logs: LogList,
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         on_result: Callable[[int, LogOutcome, bool], None],
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
+        uploads: Uploads | None = None,
     ) -> None:
-        """Map the logs at ``which`` on the cluster, handing each outcome on in order."""
+        """Map the logs at ``which`` on the cluster, handing each outcome on in order.
+
+        Workers that reach the staging dir put new jobs where the site goes with ``uploads``'
+        uploader (a bucket target's); else the target publishes them from the staging dir.
+        """
         if not which:
             return
         dask = client(self.address)
@@ -280,21 +272,21 @@ class DaskMapper:
         # not scattered, so that when the workers holding it die (a log that kills every
         # worker mapping it) the scheduler makes it again; scattered data is lost for good
         # and every task needing it was cancelled.
-        shared = self.shared = dask.submit(_unwrap, Opaque(pages), pure=False)
-        # Workers that reach the output put new jobs in the bucket themselves; else the sync.
-        uploader = self.shared_uploader = None
-        if self.uploader is not None and direct is not None:
-            uploader = self.shared_uploader = dask.submit(
-                _unwrap, Opaque(self.uploader), pure=False
-            )
-        chunks = _Chunks(dask, logs, contexts, staging, pages, shared, direct, uploader)
-        try:
-            threads = _threads(dask)
-            cut = _chunks(list(which), threads, logs.sizes)
-            for numbers, task in _windowed(cut, chunks.submit, threads):
-                self._hand_on(chunks.results(task, numbers), numbers, staging, on_result, progress)
-        finally:
-            self._suspects |= chunks.suspects
+        shared = self.shared = dask.submit(_unwrap, Opaque(map_context), pure=False)
+        # Workers that reach the output put new jobs where the site goes themselves.
+        uploader = None
+        if uploads is not None and direct is not None:
+            uploader = dask.submit(_unwrap, Opaque(uploads.uploader()), pure=False)
+        else:
+            uploads = None
+        chunks = _Chunks(
+            dask, logs, contexts, staging, map_context, shared, direct, uploader, uploads
+        )
+        threads = _threads(dask)
+        cut = _chunks(list(which), threads, logs.sizes)
+        for numbers, task in _windowed(cut, chunks.submit, threads):
+            results = chunks.results(task, numbers)
+            self._hand_on(results, numbers, staging, on_result, progress, uploads)
 
     def _hand_on(
         self,
@@ -303,11 +295,14 @@ class DaskMapper:
         staging: Path,
         on_result: Callable[[int, LogOutcome, bool], None],
         progress: Progress | None,
+        uploads: Uploads | None,
     ) -> None:
         """Hand one chunk's outcomes on, writing the jobs workers returned as bytes."""
         for n, (outcome, files, parted) in zip(numbers, results, strict=True):
             if files is not None:
                 parted = write_job(staging, n, outcome, files)
+            if uploads is not None and outcome.uploaded:
+                uploads.note(outcome.uploaded)
             on_result(n, outcome, parted)
             if progress:
                 progress.advance()
@@ -427,15 +422,15 @@ class _Chunks:
     logs: Sequence[LogFile]
     contexts: Mapping[int, RunContext]
     staging: Path
-    pages: PageRenderer
-    # The renderer (and the uploader) as tasks' results the workers share; the staging dir
-    # when the workers write into it, else None (they return bytes).
+    map_context: MapContext
+    # The map's context (and the uploader) as tasks' results the workers share; the staging
+    # dir when the workers write into it, else None (they return bytes).
     shared: Any
     direct: str | None
     uploader: Any
-    # The job directories of logs whose chunk killed its workers: objects a worker may have
-    # put up before it died (the sync deletes those the site does not hold).
-    suspects: set[str] = field(default_factory=set)
+    # Where the uploader's target hears of the job directories of logs whose chunk killed
+    # its workers: objects a worker may have put up before it died.
+    uploads: Uploads | None
 
     def submit(self, numbers: list[int], retries: int | None = None) -> Any:
         """Submit one chunk of logs."""
@@ -462,9 +457,9 @@ class _Chunks:
             task.release()
         out: list[Mapped] = []
         for n in numbers:
-            one = task_of(n, self.logs[n], self.staging, self.pages, None)
-            if self.uploader is not None:
-                self.suspects.update(job_roots(self.pages, self.logs[n].name_id))
+            one = task_of(n, self.logs[n], self.staging, self.map_context, None)
+            if self.uploads is not None:
+                self.uploads.suspect(job_roots(self.map_context.pages, self.logs[n].name_id))
             if self.direct is not None:
                 forget_claim(one)  # what the chunk's dead attempts claimed of this log
             alone = self.submit([n], retries=0)

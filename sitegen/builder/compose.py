@@ -3,48 +3,23 @@
 Every way into a build (``sitegen build``, ``--watch``, ``sitegen serve``, ``sitegen.build``)
 makes its options with ``site_output`` and builds through ``pipeline.build``, which asks
 ``compose`` for the parts: a ``Mapper`` (this machine's workers, or a Dask cluster) and a
-``PublishTarget`` (a local directory, or a bucket through a local copy). Where the logs come
-from is the log dirs' own part (``eventlog.sources``). No other module asks which part it has.
+``PublishTarget`` (``builder.target``: a local directory, or a bucket through a local copy).
+Where the logs come from is the log dirs' own part (``eventlog.sources``). No other module
+asks which part it has.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from sitegen.builder.mappers import LocalMapper, Mapper
 from sitegen.builder.options import BuildOptions
-from sitegen.builder.report import BuildReport
+from sitegen.builder.target import LocalTarget, PublishTarget
 from sitegen.errors import SitegenError, UsageError
 from sitegen.text.storage_url import is_url
-
-
-class PublishTarget(Protocol):
-    """Where the site goes: it takes the local build and publishes what that built."""
-
-    def publish(
-        self,
-        options: BuildOptions,
-        build_here: Callable[[BuildOptions], BuildReport],
-        on_wait: Callable[[], None] | None = None,
-    ) -> BuildReport:
-        """Build with ``build_here`` (into ``options.output``) and publish the result."""
-
-
-class LocalTarget:
-    """A site in a local directory: the build's own publication swaps or updates it."""
-
-    def publish(
-        self,
-        options: BuildOptions,
-        build_here: Callable[[BuildOptions], BuildReport],
-        on_wait: Callable[[], None] | None = None,
-    ) -> BuildReport:
-        """Build straight into the output (the build lock, staging and swap are the build's)."""
-        return build_here(options)
 
 
 @dataclass(frozen=True)
@@ -68,7 +43,7 @@ def compose(options: BuildOptions) -> Parts:
     if options.publish_url is not None:
         from sitegen.builder.objectsite import BucketTarget
 
-        target = BucketTarget(options.publish_url, mapper)
+        target = BucketTarget(options.publish_url)
     return Parts(mapper, target)
 
 

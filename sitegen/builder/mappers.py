@@ -9,25 +9,42 @@ close. ``builder.compose`` picks one from the options; nothing else asks which i
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from sitegen.builder.parallel import EarlyWorkers, pool_map
 
 if TYPE_CHECKING:
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.builder.mapstep import Progress
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.publish.objectstore import Uploader
-    from sitegen.render.pages import PageRenderer
 
 # What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
 OnResult = Callable[[int, "LogOutcome", bool], None]
 S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class Uploads(Protocol):
+    """What a publish target lets the map step's workers do: put new jobs where the site goes.
+
+    A bucket target's (``builder.objectsite.BucketUploads``): the uploader goes to the workers
+    once a map; what they put up, and the jobs of workers that died, come back to it.
+    """
+
+    def uploader(self) -> Uploader:
+        """Return what the workers upload with (made when first asked: it may read a lot)."""
+
+    def note(self, uploaded: Mapping[str, str]) -> None:
+        """Note the objects a worker put at their keys (key: SHA-256)."""
+
+    def suspect(self, roots: Iterable[str]) -> None:
+        """Note job directories a worker may have put objects in before it died."""
 
 
 class Mapper(Protocol):
@@ -41,12 +58,17 @@ class Mapper(Protocol):
         logs: LogList,
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         on_result: OnResult,
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
+        uploads: Uploads | None = None,
     ) -> None:
-        """Map the logs at ``which`` into ``staging``; hand each outcome to ``on_result``."""
+        """Map the logs at ``which`` into ``staging``; hand each outcome to ``on_result``.
+
+        ``uploads``: what the publish target lets workers put straight where the site goes;
+        a mapper whose workers cannot reach the staging dir, or this machine's, leaves it.
+        """
 
     def each(
         self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
@@ -57,17 +79,6 @@ class Mapper(Protocol):
         Fewer than ``alone_below`` items run in this process when no workers were started for
         the build.
         """
-
-    def upload_to(self, make: Callable[[], Uploader]) -> Uploader | None:
-        """Let the workers put new jobs straight in a bucket: the uploader, made if they may.
-
-        Asked before the map by a bucket target, which then counts on ``suspects`` after it;
-        ``make`` reads the whole manifest, so a mapper whose workers do not upload skips it.
-        """
-
-    @property
-    def suspects(self) -> set[str]:
-        """Return the job directories a worker may have uploaded to before it died."""
 
     def rest(self) -> None:
         """Stop what holds memory while the reduce runs (a later map starts it again)."""
@@ -98,16 +109,21 @@ class LocalMapper:
         logs: LogList,
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         on_result: OnResult,
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
+        uploads: Uploads | None = None,
     ) -> None:
-        """Map the logs at ``which`` in parallel when it pays (``mapstep.map_logs``)."""
+        """Map the logs at ``which`` in parallel when it pays (``mapstep.map_logs``).
+
+        ``uploads`` is left: this machine's workers write the staging dir, which the target
+        publishes.
+        """
         from sitegen.builder.mapstep import map_logs
 
         workers, pool = self.workers, self.early.pool
-        map_logs(logs, which, staging, pages, workers, on_result, progress, contexts, pool)
+        map_logs(logs, which, staging, map_context, workers, on_result, progress, contexts, pool)
 
     def each(
         self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0
@@ -117,15 +133,6 @@ class LocalMapper:
         workers = 1 if pool is None and len(items) < alone_below else self.workers
         with pool_map(functools.partial(fn, shared), items, workers, pool) as results:
             yield from results
-
-    def upload_to(self, make: Callable[[], Uploader]) -> None:
-        """Say no: this machine's workers write the local copy, which the sync uploads."""
-        return None
-
-    @property
-    def suspects(self) -> set[str]:
-        """Return nothing: no worker here uploads."""
-        return set()
 
     def rest(self) -> None:
         """Stop the workers: idle through the reduce, they would count with what it holds."""

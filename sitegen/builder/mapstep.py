@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import NamedTuple, Protocol, overload
 
+from sitegen.builder.mapcontext import MapContext
 from sitegen.builder.parallel import pool_map
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.records import LogOutcome, LogRow
@@ -243,7 +244,7 @@ def process_log(
     log: LogFile,
     staging: Path,
     part: Path,
-    pages: PageRenderer,
+    map_context: MapContext,
     context: RunContext | None = None,
 ) -> tuple[LogOutcome, bool]:
     """Map step: read one log and write that job's files; say whether they went to ``part``.
@@ -254,7 +255,7 @@ def process_log(
     """
     claimed: list[Path] = []
     try:
-        return _process_log(log, staging, part, pages, context, claimed)
+        return _process_log(log, staging, part, map_context, context, claimed)
     except Exception as exc:
         cause = _failure_of(exc)
         for directory in claimed:
@@ -349,12 +350,12 @@ def _process_log(
     log: LogFile,
     staging: Path,
     part: Path,
-    pages: PageRenderer,
+    map_context: MapContext,
     context: RunContext | None,
     claimed: list[Path],
 ) -> tuple[LogOutcome, bool]:
     """Do ``process_log``'s work; what it makes in the staging dir is added to ``claimed``."""
-    limits = pages.limits
+    pages, limits = map_context.pages, map_context.limits
     held = None if log.skip or log.size > limits.max_log_bytes else hold(log.path, log.size)
     outcome, read, analysis = read_and_analyse(log, limits, held)
     outcome.sha256 = "" if log.skip else log_digest(log.path, held)
@@ -370,15 +371,15 @@ def _process_log(
             writer.write(rel, data)
         else:
             writer.write_copy(rel, same_as, data)
-    if pages.raw_logs:
+    if map_context.raw_logs:
         raw = gzip_chunks(log.path, held)
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)
-    if pages.data:
+    if map_context.data:
         # The SQL tables' rows (data/): the state keeps them, the reduce writes the files.
         tables = job_tables(read, analysis, log.key, held=held, limits=limits)
         outcome.tables, outcome.task_rows = encode_tables(tables), tables.rows("tasks")
     held = None  # the pages need only what was read from it
-    note = read_note(pages.notes_dirs, job_id, pages.follow_links)
+    note = read_note(map_context.notes_dirs, job_id, map_context.follow_links)
     outcome.note_sha256 = note.sha256 if note else ""
     found = note.as_problem(job_id) if note else None
     if found is not None:
@@ -399,7 +400,7 @@ def _process_star(args: Task) -> tuple[LogOutcome, bool]:
 
 
 # One log's arguments of the map step (process_log).
-Task = tuple[LogFile, Path, Path, PageRenderer, RunContext | None]
+Task = tuple[LogFile, Path, Path, MapContext, RunContext | None]
 
 
 class _Tasks(Sequence[Task]):
@@ -410,13 +411,13 @@ class _Tasks(Sequence[Task]):
         logs: Sequence[LogFile],
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         contexts: Mapping[int, RunContext],
     ) -> None:
         self.logs = logs
         self.which = which
         self.staging = staging
-        self.pages = pages
+        self.map_context = map_context
         self.contexts = contexts
 
     def __len__(self) -> int:
@@ -437,21 +438,21 @@ class _Tasks(Sequence[Task]):
 
     def _task(self, n: int) -> Task:
         """Return the arguments of log ``n``."""
-        return task_of(n, self.logs[n], self.staging, self.pages, self.contexts.get(n))
+        return task_of(n, self.logs[n], self.staging, self.map_context, self.contexts.get(n))
 
 
 def task_of(
-    n: int, log: LogFile, staging: Path, pages: PageRenderer, context: RunContext | None
+    n: int, log: LogFile, staging: Path, map_context: MapContext, context: RunContext | None
 ) -> Task:
     """Return the map step's arguments of the ``n``-th log (``process_log``'s)."""
-    return (log, staging, part_dir(staging, n), pages, context)
+    return (log, staging, part_dir(staging, n), map_context, context)
 
 
 def map_logs(
     logs: Sequence[LogFile],
     which: Sequence[int],
     staging: Path,
-    pages: PageRenderer,
+    map_context: MapContext,
     workers: int | None,
     on_result: Callable[[int, LogOutcome, bool], None],
     progress: Progress | None = None,
@@ -468,7 +469,7 @@ def map_logs(
     """
     # Each log's arguments are made as its chunk is submitted: a list of them for every log
     # lived as long as the build (6 MB of a full build at 100,000 logs).
-    tasks = _Tasks(logs, which, staging, pages, {} if contexts is None else contexts)
+    tasks = _Tasks(logs, which, staging, map_context, {} if contexts is None else contexts)
     with pool_map(_process_star, tasks, workers, pool, killed_outcome, forget_claim) as outcomes:
         for n, (outcome, parted) in zip(which, outcomes, strict=True):
             on_result(n, outcome, parted)

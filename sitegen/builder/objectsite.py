@@ -1,11 +1,12 @@
 """A build published to object storage (``--output s3://bucket/site/``).
 
 The site is built as always, into a local copy of it kept between builds (``--cache-dir``):
-full or incremental, through the one writer, the state beside it. Then what changed is
-synced to the bucket (``publish.objectstore``: content hashes against the state's manifest,
-jobs before the listings naming them, deletions last). The local copy is trusted only when
-it is the one the bucket's last publish came from (the manifest's generation): else it is
-built afresh, which maps every log but still uploads only the objects whose bytes changed.
+full or incremental, through the one writer, the state beside it, published there by the
+local target this one wraps (``builder.target``). Then what that changed is synced to the
+bucket (``publish.objectstore``: content hashes against the state's manifest, jobs before
+the listings naming them, deletions last). The local copy is trusted only when it is the
+one the bucket's last publish came from (the manifest's generation): else it is built
+afresh, which maps every log but still uploads only the objects whose bytes changed.
 """
 
 from __future__ import annotations
@@ -16,18 +17,20 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sitegen.builder.options import BuildOptions
-from sitegen.builder.report import BuildReport
+from sitegen.builder.report import BuildReport, PublishReport
+from sitegen.builder.target import LocalPublishing, LocalTarget, Move
 from sitegen.errors import PublishError, SitegenError
 from sitegen.text.storage_url import as_prefix, redact, split_credentials
 
 if TYPE_CHECKING:
-    from sitegen.builder.mappers import Mapper
-    from sitegen.publish.objectstore import SyncReport
+    from sitegen.publish import objectstore
+    from sitegen.publish.objectstore import Manifest, SyncReport, Uploader
 
 # Beside the local copy of the site: the generation of the publish it matches.
 PUBLISHED_MARK = "published-generation"
@@ -49,121 +52,265 @@ def local_copy(url: str, cache_dir: Path | None = None) -> Path:
 class BucketTarget:
     """A site published to object storage (the ``PublishTarget`` of an ``s3://`` output).
 
-    Its ``mapper``'s workers may put new jobs in the bucket themselves (``Mapper.upload_to``).
+    It wraps the local target, whose directory is the local copy: the build publishes there
+    as always, then ``finish`` uploads what that changed. The map step's workers may put new
+    jobs in the bucket themselves (``BucketUploads``, handed to the mapper by the build).
     """
 
-    def __init__(self, url: str, mapper: Mapper | None = None) -> None:
+    def __init__(self, url: str, local: LocalTarget | None = None) -> None:
         self.url = url
-        self.mapper = mapper
+        self.local = local if local is not None else LocalTarget()
 
-    def publish(
-        self,
-        options: BuildOptions,
-        build_here: Callable[[BuildOptions], BuildReport],
-        on_wait: Callable[[], None] | None = None,
-    ) -> BuildReport:
-        """Build the local copy with ``build_here``, then sync what changed to the bucket."""
+    @contextlib.contextmanager
+    def open(
+        self, options: BuildOptions, on_wait: Callable[[], None] | None = None
+    ) -> Iterator[BucketPublishing]:
+        """Take the bucket's lock, then the local copy's; build that copy afresh if not trusted.
+
+        The local copy is trusted only when it is the one the bucket's last publish came from.
+        """
+        from sitegen.publish import objectstore
+
+        started = time.perf_counter()
+        url = as_prefix(self.url)
+        state_url = as_prefix(options.state_url or objectstore.default_state_url(url))
+        if as_prefix(split_credentials(state_url)[0]) == as_prefix(split_credentials(url)[0]):
+            raise SitegenError("--state must not be the site's own prefix (it would be served)")
+        store = objectstore.Store(url, options.storage_options)
+        state = objectstore.Store(state_url, options.storage_options)
         waiting = None if on_wait is None else (lambda owner: on_wait())
-        return build_to_objects(self.url, options, build_here, waiting, self.mapper)
-
-
-def build_to_objects(
-    publish_url: str,
-    options: BuildOptions,
-    local_build: Callable[[BuildOptions], BuildReport],
-    on_wait: Callable[[str], None] | None = None,
-    mapper: Mapper | None = None,
-) -> BuildReport:
-    """Build the site locally with ``local_build``, then publish what changed to the bucket.
-
-    When ``mapper``'s workers can, they put each new job's objects at their keys as they map
-    it (``objectstore.Uploader``): the sync then uploads the rest (listings, site-wide files,
-    jobs published before), and deletes what the workers put up that the site does not keep.
-    """
-    from sitegen.publish import objectstore
-
-    started = time.perf_counter()
-    url = as_prefix(publish_url)
-    state_url = as_prefix(options.state_url or objectstore.default_state_url(url))
-    if as_prefix(split_credentials(state_url)[0]) == as_prefix(split_credentials(url)[0]):
-        raise SitegenError("--state must not be the site's own prefix (it would be served)")
-    store = objectstore.Store(url, options.storage_options)
-    state = objectstore.Store(state_url, options.storage_options)
-    try:
-        lock = objectstore.acquire(state, on_wait)
-    except OSError as exc:
-        raise PublishError(f"cannot take the lock: {_reason(exc)}", redact(state_url)) from exc
-    try:
-        before = objectstore.Manifest.load(state)
-        # A build that died after its workers put objects up left its mark: every job object
-        # the manifest does not name is looked for (a LIST of the job prefixes) and deleted.
-        leftovers = objectstore.leftover_uploads(state)
-        if before is None and not leftovers:  # (with them: the objects are a first publish's)
-            objectstore.check_new_prefix(store, state_url)
-        mark = options.output.parent / PUBLISHED_MARK
-        known = mark.read_text().strip() if mark.is_file() else None
-        fresh = before is None or known != before.generation or options.clean
-        if fresh:
-            # Not the copy the bucket was published from: build it afresh (the sync still
-            # uploads only what differs from the manifest).
-            shutil.rmtree(options.output.parent, ignore_errors=True)
-        options.output.parent.mkdir(parents=True, exist_ok=True)
-        suspects = set(objectstore.JOB_PREFIXES) if leftovers else set()
-        uploader = None
-        if mapper is not None:
-            uploader = mapper.upload_to(
-                lambda: objectstore.Uploader(
-                    url, dict(options.storage_options), objectstore.published_roots(before)
+        try:
+            lock = objectstore.acquire(state, waiting)
+        except OSError as exc:
+            raise PublishError(f"cannot take the lock: {_reason(exc)}", redact(state_url)) from exc
+        try:
+            before = objectstore.Manifest.load(state)
+            # A build that died after its workers put objects up left its mark: every job
+            # object the manifest does not name is looked for (a LIST of the job prefixes) and
+            # deleted.
+            leftovers = objectstore.leftover_uploads(state)
+            if before is None and not leftovers:  # (with them: the objects are a first publish's)
+                objectstore.check_new_prefix(store, state_url)
+            mark = options.output.parent / PUBLISHED_MARK
+            known = mark.read_text().strip() if mark.is_file() else None
+            fresh = before is None or known != before.generation or options.clean
+            if fresh:
+                # Not the copy the bucket was published from: build it afresh (the sync still
+                # uploads only what differs from the manifest).
+                shutil.rmtree(options.output.parent, ignore_errors=True)
+            options.output.parent.mkdir(parents=True, exist_ok=True)
+            given = dataclasses.replace(options, clean=options.clean or fresh)
+            with self.local.open(given, on_wait) as local:
+                uploads = BucketUploads(url, options.storage_options, before, state)
+                yield BucketPublishing(
+                    local,
+                    _Bucket(url, store, state, lock, before, leftovers, started),
+                    uploads,
+                    fresh=bool(fresh),
+                    clean=options.clean,
+                    mark=mark,
                 )
-            )
-        if uploader is not None:
-            uploader.begin(state)
-        report = local_build(dataclasses.replace(options, clean=options.clean or fresh))
-        lock.refresh()
-        if report.up_to_date and not fresh and not suspects:
-            if uploader is not None:  # no worker ran: none was put up
-                objectstore.Uploader.end(state)
-            synced = objectstore.SyncReport()  # nothing changed: nothing to compare
-            return _published(report, url, synced, started)
-        mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
+        finally:
+            with contextlib.suppress(OSError):  # else it expires
+                lock.release()
+
+
+class BucketUploads:
+    """What a bucket target lets the map step's workers do: put new jobs at their keys.
+
+    The uploader (``objectstore.Uploader``) is made when a mapper first asks for it: it reads
+    the whole manifest, and a mapper whose workers do not upload never asks. What the workers
+    put up, and the job directories of those that died, are noted here for the sync.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: Mapping[str, Any],
+        before: Manifest | None,
+        state: objectstore.Store,
+    ) -> None:
+        self.url = url
+        self.storage_options = storage_options
+        self.before = before
+        self.state = state
+        self.made: Uploader | None = None
+        # The objects workers put straight at their keys (key: SHA-256; new jobs only).
+        self.uploaded: dict[str, str] = {}
+        # The job directories of logs whose workers died: objects they may have put up.
+        self.suspects: set[str] = set()
+
+    def uploader(self) -> Uploader:
+        """Return the workers' uploader, made (and the bucket's state marked) on first ask."""
+        if self.made is None:
+            from sitegen.publish import objectstore
+
+            roots = objectstore.published_roots(self.before)
+            self.made = objectstore.Uploader(self.url, dict(self.storage_options), roots)
+            self.made.begin(self.state)
+        return self.made
+
+    def note(self, uploaded: Mapping[str, str]) -> None:
+        """Note the objects a worker put at their keys (key: SHA-256)."""
+        self.uploaded.update(uploaded)
+
+    def suspect(self, roots: Iterable[str]) -> None:
+        """Note job directories a worker may have put objects in before it died."""
+        self.suspects.update(roots)
+
+
+@dataclass(frozen=True)
+class _Bucket:
+    """The bucket a build publishes to, as its target opened it."""
+
+    url: str
+    store: objectstore.Store
+    state: objectstore.Store
+    lock: objectstore.Lock
+    # The manifest of the last publish, and whether a dead build's workers left objects.
+    before: Manifest | None
+    leftovers: bool
+    started: float
+
+
+class BucketPublishing:
+    """One build's turn at a bucket: the local copy's publish, then the sync of what changed."""
+
+    def __init__(
+        self,
+        local: LocalPublishing,
+        bucket: _Bucket,
+        uploads: BucketUploads,
+        *,
+        fresh: bool,
+        clean: bool,
+        mark: Path,
+    ) -> None:
+        self.local = local
+        self.bucket = bucket
+        self.uploads = uploads
+        self.options = local.options
+        # Whether the local copy is built afresh, and whether every object is to be uploaded.
+        self.fresh = fresh
+        self.clean = clean
+        self.mark = mark
+
+    def stage(self) -> Path:
+        """Open a staging directory beside the local copy."""
+        return self.local.stage()
+
+    def make_dirs(self, parents: Iterable[str]) -> None:
+        """Create directories in the staging dir that the map step's workers write into."""
+        self.local.make_dirs(parents)
+
+    def discard(self) -> None:
+        """Remove the staging directory after a failed build."""
+        self.local.discard()
+
+    def replace(
+        self, jobs: Iterable[Move], unpublished: list[str], commit: Callable[[], None]
+    ) -> None:
+        """Swap the new local copy in whole (the sync compares the whole site)."""
+        self.local.replace(jobs, unpublished, commit)
+
+    def update(
+        self,
+        jobs: Iterable[Move],
+        listing: list[str],
+        remove: list[str],
+        commit: Callable[[], None],
+    ) -> tuple[int, int]:
+        """Update the local copy in place (the sync uploads what that changed)."""
+        return self.local.update(jobs, listing, remove, commit)
+
+    def finish(self, report: BuildReport) -> None:
+        """Sync what the build changed to the bucket; attach what the sync did.
+
+        When workers put each new job's objects at their keys as they mapped it, the sync
+        uploads the rest (listings, site-wide files, jobs published before), and deletes what
+        the workers put up that the site does not keep.
+        """
+        from sitegen.publish import objectstore
+
+        self.local.finish(report)
+        bucket, uploads = self.bucket, self.uploads
+        bucket.lock.refresh()
+        suspects = set(objectstore.JOB_PREFIXES) if bucket.leftovers else set()
+        if report.up_to_date and not self.fresh and not suspects:
+            if uploads.made is not None:  # no worker ran: none was put up
+                objectstore.Uploader.end(bucket.state)
+            self._published(report, objectstore.SyncReport())  # nothing changed: nothing to compare
+            return
+        self.mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
         try:
             # The local copy is the bucket's last publish: what the build changed is all
             # that can differ (a full build changed everything: compare the whole site).
-            changed = None if fresh else report.changed
-            suspects |= mapper.suspects if mapper is not None else set()
+            local = self.local.published
+            changed = None if self.fresh or local is None else local.changed
+            suspects |= uploads.suspects
             after, synced = objectstore.sync(
-                options.output,
-                store,
-                state,
-                None if options.clean else before,
+                self.options.output,
+                bucket.store,
+                bucket.state,
+                None if self.clean else bucket.before,
                 changed,
-                report.worker_uploads,
+                uploads.uploaded,
                 sorted(suspects),
             )
-            if uploader is not None or leftovers:
-                objectstore.Uploader.end(state)
+            if uploads.made is not None or bucket.leftovers:
+                objectstore.Uploader.end(bucket.state)
         except OSError as exc:
             raise PublishError(
                 f"publishing to object storage stopped: {_reason(exc)} (the next build "
                 "finishes it)",
-                redact(url),
+                redact(bucket.url),
             ) from exc
-        mark.write_text(after.generation)
-    finally:
-        with contextlib.suppress(OSError):  # else it expires
-            lock.release()
-    return _published(report, url, synced, started)
+        self.mark.write_text(after.generation)
+        self._published(report, synced)
+
+    def _published(self, report: BuildReport, synced: SyncReport) -> None:
+        """Attach where the site went and what the sync did to the build's report."""
+        bucket = self.bucket
+        report.seconds = time.perf_counter() - bucket.started  # the lock, the build, the sync
+        local = self.local.published
+        report.publish = BucketReport(
+            changed=local.changed if local is not None else None,
+            url=redact(bucket.url),
+            uploaded=synced.uploaded,
+            uploaded_bytes=synced.uploaded_bytes,
+            deleted=synced.deleted,
+            hashed_bytes=synced.hashed_bytes,
+            by_workers=len(self.uploads.uploaded),
+        )
 
 
-def _published(report: BuildReport, url: str, synced: SyncReport, started: float) -> BuildReport:
-    """Add where the site went and what the sync did to the local build's report."""
-    report.seconds = time.perf_counter() - started  # the lock, the build and the sync
-    report.published_to = redact(url)
-    report.uploaded = synced.uploaded
-    report.uploaded_bytes = synced.uploaded_bytes
-    report.deleted = synced.deleted
-    report.hashed_bytes = synced.hashed_bytes
-    return report
+@dataclass
+class BucketReport(PublishReport):
+    """What a publish to object storage did: where (credentials hidden), and its sync."""
+
+    url: str = ""
+    uploaded: int = 0
+    uploaded_bytes: int = 0
+    deleted: int = 0
+    # The bytes of the local copy read to hash them for that sync.
+    hashed_bytes: int = 0
+    # The objects Dask workers put straight at their keys (new jobs only).
+    by_workers: int = 0
+
+    def where(self) -> str:
+        """Return the bucket's URL, credentials hidden."""
+        return self.url
+
+    def counts(self) -> dict[str, int]:
+        """Return what the sync did, by the JSON keys ``sitegen build --format json`` prints."""
+        return {
+            "objects_uploaded": self.uploaded,
+            "objects_uploaded_bytes": self.uploaded_bytes,
+            "objects_deleted": self.deleted,
+            "objects_hashed_bytes": self.hashed_bytes,
+            # Of a Dask build whose workers put new jobs in the bucket themselves.
+            "objects_uploaded_by_workers": self.by_workers,
+        }
 
 
 def _reason(exc: OSError) -> str:

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
-import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -36,20 +33,20 @@ from sitegen.builder.report import BuildReport
 from sitegen.builder.state import identity
 from sitegen.builder.state.schema import DAMAGE
 from sitegen.builder.state.store import load
-from sitegen.errors import PublishError, SitegenError
+from sitegen.builder.target import Publishing, stopped
+from sitegen.errors import SitegenError
 from sitegen.eventlog.discover import (
     has_logs,
     list_dirs,
 )
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
 from sitegen.eventlog.sources import names_trusted
-from sitegen.publish.buildlock import exclusive
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.builder.mapstep import Progress
     from sitegen.publish.archive import ArchiveResult
-    from sitegen.render.pages import PageRenderer
 
 
 def build(
@@ -70,50 +67,33 @@ def build(
     be listed again (builder/hinted.py).
     """
     parts = compose(options)
-
-    def build_here(given: BuildOptions) -> BuildReport:
-        return _build_here(given, parts.mapper, progress, on_wait, hint)
-
-    return parts.target.publish(options, build_here, on_wait)
+    check_paths(options)
+    with parts.target.open(options, on_wait) as site:
+        report = _build_here(site, parts.mapper, progress, hint)
+        site.finish(report)
+    return report
 
 
 def _build_here(
-    options: BuildOptions,
+    site: Publishing,
     mapper: Mapper,
     progress: Progress | None,
-    on_wait: Callable[[], None] | None,
     hint: Iterable[str] | None = None,
 ) -> BuildReport:
-    """Build into ``options.output``, a local directory, and publish it there."""
-    check_paths(options)
-    try:
-        with (
-            exclusive(options.output, on_wait),
-            gcpause.freezer() as freeze,
-            contextlib.closing(mapper),
-        ):
-            return _build(options, progress, freeze, mapper, hint)
-    except OSError as exc:
-        # A full or read-only disk, or permissions: say what and where, not a traceback.
-        # The staging dir is gone by now; the published site is as it was, or (failing
-        # half-way through an in-place update) consistent, and redone by the next build.
-        where = exc.filename or options.output
-        raise PublishError(f"the build stopped: {exc.strerror or exc}", where) from exc
-    except sqlite3.Error as exc:
-        # Writing the state failed the same ways (SQLITE_FULL is a full disk): say it alike.
-        full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-        reason = os.strerror(errno.ENOSPC) if full else str(exc)
-        raise PublishError(f"the build stopped: {reason}", options.output) from exc
+    """Build into ``site``'s staging dirs, a local directory, and have it put the site in place."""
+    with stopped(site.options.output), gcpause.freezer() as freeze, contextlib.closing(mapper):
+        return _build(site, progress, freeze, mapper, hint)
 
 
 def _build(
-    options: BuildOptions,
+    site: Publishing,
     progress: Progress | None,
     freeze: Callable[[], None],
     mapper: Mapper,
     hint: Iterable[str] | None,
 ) -> BuildReport:
     """Build and publish the site; ``freeze`` hides what is alive from the collector."""
+    options = site.options
     started = time.perf_counter()
     if options.archive is not None:
         from sitegen.publish.archive import check_archive_path  # tarfile, zipfile: when asked
@@ -126,11 +106,11 @@ def _build(
         lean = dataclasses.replace(options, raw_logs=False)
     run = _start(options, lean, started, freeze, mapper, hint)
     try:
-        report = _run(run, progress, freeze)
+        report = _run(run, site, progress, freeze)
     except LeanerSite:
         assert lean is not None
         run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, mapper)
-        report = _run(run, progress, freeze)
+        report = _run(run, site, progress, freeze)
     except DAMAGE:
         if run.state is None:
             raise  # the state this build was writing: not damage, a real error
@@ -138,7 +118,7 @@ def _build(
         # transaction rolled back; a full build swaps in a whole new site and state).
         afresh = dataclasses.replace(run.options, clean=True)
         run = _start(afresh, None, started, freeze, mapper)
-        report = _run(run, progress, freeze)
+        report = _run(run, site, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.listed_from_events = run.listed_from_events
     report.archive = _archive(options, run.stamp)
@@ -204,7 +184,9 @@ def _listed_as_before(run: BuildRun) -> bool:
     return True
 
 
-def _run(run: BuildRun, progress: Progress | None, freeze: Callable[[], None]) -> BuildReport:
+def _run(
+    run: BuildRun, site: Publishing, progress: Progress | None, freeze: Callable[[], None]
+) -> BuildReport:
     """Finish the build: nothing to do, or map, reduce and publish what changed."""
     try:
         if run.state is not None:
@@ -218,14 +200,15 @@ def _run(run: BuildRun, progress: Progress | None, freeze: Callable[[], None]) -
         # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
         from sitegen.builder.steps import map_and_publish
 
-        return map_and_publish(run, _renderer(run), progress)
+        return map_and_publish(run, site, _map_context(run), progress)
     finally:
         if run.state is not None:
             run.state.close()
 
 
-def _renderer(run: BuildRun) -> PageRenderer:
-    """Return the page renderer for this build, its per-job templates compiled."""
+def _map_context(run: BuildRun) -> MapContext:
+    """Return the map step's context for this build, its renderer's per-job templates compiled."""
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.render.pages import PageRenderer
 
     options = run.options
@@ -235,16 +218,19 @@ def _renderer(run: BuildRun) -> PageRenderer:
         robots=options.robots,
         base_url=options.base_url,
         pages_dir=options.pages_dir,
-        notes_dirs=run.notes.dirs,
-        raw_logs=options.raw_logs,
         cache_key=run.fingerprint,
-        follow_links=options.follow_links,
-        limits=log_limits(options, run.stamp, run.renaming),
         sql_engine=options.sql_engine,
         data=bool(options.data),
     )
     pages.warm()
-    return pages
+    return MapContext(
+        pages,
+        limits=log_limits(options, run.stamp, run.renaming),
+        raw_logs=options.raw_logs,
+        data=bool(options.data),
+        notes_dirs=tuple(run.notes.dirs),
+        follow_links=options.follow_links,
+    )
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:

@@ -15,6 +15,23 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class PublishReport:
+    """What a publish target did: a local directory's, which a bucket target's extends."""
+
+    # The site paths an in-place update changed (job dirs, listing files, removed paths);
+    # None after a full build, which swapped the whole site in.
+    changed: list[str] | None = None
+
+    def where(self) -> str | None:
+        """Return where the site went when it is not the build's output (a bucket's URL)."""
+        return None
+
+    def counts(self) -> dict[str, int]:
+        """Return what the target did beyond the local site, by the JSON keys it is printed as."""
+        return {}
+
+
+@dataclass
 class BuildReport:
     """What a build did, for the CLI summary and for scripts."""
 
@@ -37,18 +54,9 @@ class BuildReport:
     site_bytes: int = 0
     classifications: dict[str, int] = field(default_factory=dict)
     archive: ArchiveResult | None = None
-    # Published to object storage: where (credentials hidden), and what the sync did.
-    published_to: str | None = None
-    uploaded: int = 0
-    uploaded_bytes: int = 0
-    deleted: int = 0
-    # The bytes of the local copy read to hash them for that sync.
-    hashed_bytes: int = 0
-    # The objects Dask workers put straight at their keys (key: SHA-256; new jobs only).
-    worker_uploads: dict[str, str] = field(default_factory=dict)
-    # The site paths an in-place update changed (job dirs, listing files, removed paths);
-    # None after a full build. A bucket target uploads and deletes exactly what lies there.
-    changed: list[str] | None = None
+    # What the publish target did to put the site in place (its own report; a bucket's
+    # adds its sync): None for a build with nothing to do into a local directory.
+    publish: PublishReport | None = None
     # Whether the log dirs' listings came from a watcher's file events (builder/hinted.py)
     # rather than from listing the dirs.
     listed_from_events: bool = False

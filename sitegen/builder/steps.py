@@ -4,8 +4,9 @@ Both foresee the run contexts of the logs the plan picked and map them, select w
 keeps, render again the pages whose context is not the one foreseen and those selection newly
 publishes, and reduce.
 They differ only where they must, each an implementation of ``BuildSteps`` chosen once
-(``map_and_publish``): a ``FullBuild`` writes a new state and swaps a whole new site in; an
-``UpdateBuild`` updates the published state and site in place.
+(``map_and_publish``): a ``FullBuild`` writes a new state and has the publish target swap a
+whole new site in; an ``UpdateBuild`` updates the published state, and has the target update
+the site in place (``builder.target``: the target owns the staging dir and the swap).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+from sitegen.builder.mapcontext import MapContext
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
 from sitegen.builder.peek import Peeked, peek
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
@@ -35,12 +37,12 @@ from sitegen.builder.state.writes import Put
 from sitegen.diagnose.recurring import Run
 from sitegen.eventlog.logfiles import LogsAt
 from sitegen.layout import STATE_NAME
-from sitegen.publish.writer import Publication, SiteWriter
+from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
     from sitegen.builder.mapstep import Progress
+    from sitegen.builder.target import Publishing
     from sitegen.diagnose.recurring import ContextKey, RunContext
-    from sitegen.render.pages import PageRenderer
 
 # Below this many logs to peek at, forking workers (none were started for the build) costs
 # more than peeking in this process, at about 0.1 ms a small log.
@@ -58,14 +60,15 @@ class BuildSteps(ABC):
     def __init__(
         self,
         run: BuildRun,
-        pages: PageRenderer,
-        publication: Publication,
+        map_context: MapContext,
+        site: Publishing,
         staging: Path,
         state: State,
     ) -> None:
         self.run = run
-        self.pages = pages
-        self.publication = publication
+        self.map_context = map_context
+        self.pages = map_context.pages
+        self.site = site
         self.staging = staging
         self.state = state
         self.fresh = FreshLogs(run.logs)
@@ -81,10 +84,6 @@ class BuildSteps(ABC):
         self.writer = SiteWriter(self.staging, fresh=True)
         # Mapped logs not yet put into the state (put a chunk at a time).
         self.puts: list[Put] = []
-        # The objects workers put in the bucket (publish.objectstore.Uploader), key: hash,
-        # and the logs whose jobs they put there.
-        self.uploaded: dict[str, str] = {}
-        self.uploaded_logs: set[int] = set()
 
     @abstractmethod
     def on_site(self, n: int) -> bool:
@@ -112,9 +111,6 @@ class BuildSteps(ABC):
             self.check_forecast(n, outcome)
             self.forecasts[n] = 0
         known = self.known_before(n)
-        if outcome.uploaded:
-            self.uploaded.update(outcome.uploaded)
-            self.uploaded_logs.add(n)
         self.puts.append(Put(log.key, log.size, log.mtime_ns, outcome, self.on_site(n), known))
         if len(self.puts) >= PUT_CHUNK:
             self.flush()
@@ -143,8 +139,9 @@ class BuildSteps(ABC):
         contexts: Mapping[int, RunContext] | None = None,
     ) -> None:
         """Map the logs at ``which`` (wherever the mapper runs) and record each in the state."""
-        run = self.run
-        run.mapper.map(run.logs, which, self.staging, self.pages, self.record, progress, contexts)
+        run, step, on_result = self.run, self.map_context, self.record
+        uploads = self.site.uploads  # what the target lets workers put up (None: nothing)
+        run.mapper.map(run.logs, which, self.staging, step, on_result, progress, contexts, uploads)
         self.flush()
 
     def map_changed(self, progress: Progress | None) -> None:
@@ -152,7 +149,7 @@ class BuildSteps(ABC):
         run = self.run
         if progress:
             progress.start(len(run.todo))
-        self.publication.make_dirs(root_parents(self.pages))
+        self.site.make_dirs(root_parents(self.pages))
         self.state.forget(run.gone)
         self.state.set_renamed(run.renamed, run.gone)
         self.state.touch(run.moved)
@@ -168,7 +165,7 @@ class BuildSteps(ABC):
         run = self.run
         logs = LogsAt(run.logs, which)
         with contextlib.closing(
-            run.mapper.each(peek, self.pages.limits, logs, PEEK_ALONE_BELOW)
+            run.mapper.each(peek, self.map_context.limits, logs, PEEK_ALONE_BELOW)
         ) as peeks:
             self.state.put_peeks(self._peek_rows(which, peeks))
         named = self.state.peeked_in_name_order()
@@ -349,13 +346,16 @@ class FullBuild(BuildSteps):
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
         """Swap the whole new site in, its state committed first."""
-        state, publication = self.state, self.publication
+        state = self.state
         moves, unpublished = self.moves()
-        publication.arrange(moves, unpublished)
-        report.site_bytes = state.record_site_bytes(self.staging)
-        state.commit()
-        state.close()
-        publication.publish()
+
+        def commit() -> None:
+            # The site is arranged in the staging dir: measure it, record that, commit.
+            report.site_bytes = state.record_site_bytes(self.staging)
+            state.commit()
+            state.close()
+
+        self.site.replace(moves, unpublished, commit)
         return self.writer.files_written, self.writer.bytes_written
 
 
@@ -413,7 +413,7 @@ class UpdateBuild(BuildSteps):
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
         """Update the published site in place, job directory by job directory."""
-        state, publication = self.state, self.publication
+        state = self.state
         moves, _ = self.moves()
         dropped = before.site_files - site_files
         gone = sorted(before.gone_roots(self) | dropped)
@@ -425,9 +425,7 @@ class UpdateBuild(BuildSteps):
             report.site_bytes = state.record_site_bytes(output, written)
             state.commit()
 
-        replaced = publication.update(moves, written, gone, finish=finish)
-        report.changed = publication.changed
-        return replaced
+        return self.site.update(moves, written, gone, finish)
 
 
 class PublishedBefore:
@@ -455,10 +453,11 @@ class PublishedBefore:
         return old.keys() - rebuild.state.published_roots(sorted(set(old.values())))
 
 
-def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | None) -> BuildReport:
-    """Map what changed, record it, reduce, and publish (the whole site, or in place)."""
-    publication = Publication(run.options.output)
-    staging = publication.open()
+def map_and_publish(
+    run: BuildRun, site: Publishing, map_context: MapContext, progress: Progress | None
+) -> BuildReport:
+    """Map what changed, record it, reduce, and have the target publish it (whole, or in place)."""
+    staging = site.stage()
     created: State | None = None
     try:
         if run.state is None:
@@ -467,7 +466,7 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
             state = run.state
             state.begin()
         kind = UpdateBuild if created is None else FullBuild
-        steps = kind(run, pages, publication, staging, state)
+        steps = kind(run, map_context, site, staging, state)
         phases = Phases()
         steps.map_changed(progress)
         phases.done("map")
@@ -480,12 +479,12 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
         phases.done("run_contexts")
         before = PublishedBefore(steps, changed)
         report = make_report(run, state, chose, rebuilt=len(steps.fresh))
-        report.worker_uploads = steps.uploaded
         # The SQL tables change with the logs mapped (those rendered again too), removed,
         # published or left out anew: known only now.
-        data = DataChange(steps.data_changed()) if pages.data else None
+        data = DataChange(steps.data_changed()) if map_context.data else None
+        pages, writer = map_context.pages, steps.writer
         site_files = reduce(
-            state, steps.writer, pages, report.running, report.problems, run.stamp, moments, data
+            state, writer, pages, report.running, report.problems, run.stamp, moments, data
         )
         phases.done("reduce")
         steps.publish(report, site_files, before)
@@ -495,7 +494,7 @@ def map_and_publish(run: BuildRun, pages: PageRenderer, progress: Progress | Non
     except BaseException:
         if created is not None:
             created.close()
-        publication.discard()
+        site.discard()
         raise
     report.seconds = time.perf_counter() - run.started
     return report

@@ -59,7 +59,7 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
     if left_out:
         jobs = f"{report.published:,} of {plural(report.published + left_out, 'job')}"
     logs = plural(report.logs, "log")
-    target = report.published_to or report.output
+    target = _where(report) or report.output
     if report.up_to_date:
         lines = [
             f"{target} is up to date: {jobs} from {logs}, "
@@ -70,10 +70,12 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
         if report.rebuilt < report.logs:
             read = "log" if report.rebuilt == 1 else "logs"
             detail += f"; {report.rebuilt} {read} read, {report.logs - report.rebuilt} unchanged"
-        if report.published_to is not None:
+        synced = report.publish.counts() if report.publish is not None else {}
+        if synced:  # published to object storage: what the sync did
             detail += (
-                f"; {plural(report.uploaded, 'object')} uploaded "
-                f"({_megabytes(report.uploaded_bytes)}), {report.deleted:,} deleted"
+                f"; {plural(synced['objects_uploaded'], 'object')} uploaded "
+                f"({_megabytes(synced['objects_uploaded_bytes'])}), "
+                f"{synced['objects_deleted']:,} deleted"
             )
         lines = [f"Published {jobs} from {logs} to {target} ({detail}) in {report.seconds:.2f} s."]
     if report.retention_dropped:
@@ -116,7 +118,7 @@ def summary_json(report: BuildReport) -> str:
 def _summary(report: BuildReport) -> dict[str, Any]:
     """Return the build summary as a JSON-ready object."""
     return {
-        "output": report.published_to or str(report.output),
+        "output": _where(report) or str(report.output),
         "logs": report.logs,
         "jobs_published": report.published,
         "jobs_outside_retention": report.retention_dropped,
@@ -133,22 +135,13 @@ def _summary(report: BuildReport) -> dict[str, Any]:
         "archive": _archive(report),
         "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
         # Published to object storage: what the sync did (a local output has no such keys).
-        **_objects(report),
+        **(report.publish.counts() if report.publish is not None else {}),
     }
 
 
-def _objects(report: BuildReport) -> dict[str, int]:
-    """Return what a publish to object storage did, or nothing for a local output."""
-    if report.published_to is None:
-        return {}
-    return {
-        "objects_uploaded": report.uploaded,
-        "objects_uploaded_bytes": report.uploaded_bytes,
-        "objects_deleted": report.deleted,
-        "objects_hashed_bytes": report.hashed_bytes,
-        # Of a Dask build whose workers put new jobs in the bucket themselves.
-        "objects_uploaded_by_workers": len(report.worker_uploads),
-    }
+def _where(report: BuildReport) -> str | None:
+    """Return where the site went when it is not the build's output (a bucket's URL)."""
+    return report.publish.where() if report.publish is not None else None
 
 
 def publish_line(done: Publish) -> str:

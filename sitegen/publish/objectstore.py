@@ -280,8 +280,9 @@ def sync(
 
     ``before``: the manifest of the last publish (None: upload every object). Returns the new
     manifest, already saved under ``state``. ``changed_paths``: the site paths the build
-    changed since that publish (``BuildReport.changed``), when ``site`` is the very copy it
-    came from: only the objects there are read, hashed and compared; else the whole site is.
+    changed since that publish (what its local publish changed), when ``site`` is the very
+    copy it came from: only the objects there are read, hashed and compared; else the whole
+    site is.
     ``uploaded``: the objects workers put at their keys during this build (key: hash), not
     uploaded again; those of jobs the site does not keep are deleted, as is any object below
     ``suspects`` (prefixes a worker may have written to before it died) the site does not hold.

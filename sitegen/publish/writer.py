@@ -9,7 +9,7 @@ import secrets
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from sitegen.errors import UsageError, WriteError
 from sitegen.layout import LEGACY_MANIFEST_NAME, PARTS_DIR, STATE_NAME
@@ -298,6 +298,16 @@ def _holds_cwd(directory: Path) -> bool:
         return False
 
 
+class Updated(NamedTuple):
+    """What an in-place update did (``Publication.update``)."""
+
+    # The listing files replaced (those whose bytes changed), and their bytes.
+    replaced: int
+    replaced_bytes: int
+    # The site paths it changed: job directories, listing files, removed paths.
+    changed: list[str]
+
+
 class Publication:
     """Build into a staging directory beside the output, then swap it in atomically.
 
@@ -317,9 +327,6 @@ class Publication:
             self.prefix = f".{self.output.name}.staging-"
             home = self.output.parent
         self.staging = home / f"{self.prefix}{os.getpid()}-{secrets.token_hex(4)}"
-        # What an in-place update changed, as site paths (job dirs, listing files, removed
-        # paths): a bucket target publishes exactly these. None after a whole-site swap.
-        self.changed: list[str] | None = None
 
     def check(self) -> None:
         """Refuse outputs that are files, or directories that are not sitegen sites."""
@@ -381,7 +388,7 @@ class Publication:
         listing: list[str],
         remove: list[str],
         finish: Callable[[], None],
-    ) -> tuple[int, int]:
+    ) -> Updated:
         """Update the published site in place from the staging directory.
 
         Each step is atomic and the order keeps the site consistent: job directories
@@ -389,12 +396,13 @@ class Publication:
         file by file, and removed jobs go only once nothing lists them. ``finish`` (the
         state's commit) runs last, so a killed update is redone by the next build.
         A listing file whose bytes did not change is left as it is (its time too, for
-        caches); returns how many listing files were replaced, and their bytes.
+        caches); returns how many listing files were replaced, their bytes, and every site
+        path the update changed.
         """
         out = SiteWriter(self.output)
         trash = self.staging / ".trash"
         trash.mkdir()
-        changed = self.changed = []
+        changed: list[str] = []
         for n, (source, rel) in enumerate(jobs):
             changed.append(rel)
             target = out.target(rel)
@@ -422,7 +430,7 @@ class Publication:
                 _prune_empty(target.parent, self.output)
         finish()
         shutil.rmtree(self.staging)
-        return replaced, replaced_bytes
+        return Updated(replaced, replaced_bytes, changed)
 
     def publish(self) -> None:
         """Make the staging directory the output; a reader sees the old or the new site."""

@@ -16,7 +16,6 @@ from sitegen.diagnose.diagnosis import findings_json
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.replanned import DROPPED, stages_named
 from sitegen.diagnose.trace import trace
-from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.notes import Note
 from sitegen.eventlog.payload import PERCENTILE_KEYS, as_int
 from sitegen.eventlog.reader import LogRead
@@ -64,7 +63,11 @@ CURRENT = ' aria-current="page"'
 
 
 class PageRenderer:
-    """Hold the Jinja environment and page options; picklable so workers can use it."""
+    """Hold the Jinja environment and page options; picklable so workers can use it.
+
+    It only renders: how each log is read, and what is written of it beside its pages, are
+    the map step's own options, which carry the renderer to the workers with them.
+    """
 
     def __init__(
         self,
@@ -74,11 +77,7 @@ class PageRenderer:
         robots: bool = False,
         base_url: str | None = None,
         pages_dir: Path | None = None,
-        notes_dirs: Sequence[Path] = (),
-        raw_logs: bool = True,
         cache_key: str = "",
-        follow_links: bool = False,
-        limits: LogLimits = DEFAULT_LIMITS,
         sql_engine: Path | None = None,
         data: bool = False,
     ) -> None:
@@ -86,12 +85,6 @@ class PageRenderer:
         self.title = title
         self.robots = robots
         self.base_url = base_url
-        self.notes_dirs = list(notes_dirs)
-        self.raw_logs = raw_logs
-        # Notes linked out of the log dirs are read only then (see eventlog/notes.py).
-        self.follow_links = follow_links
-        # The most one log and one line may hold (see eventlog/limits.py).
-        self.limits = limits
         # The query page's engine: copied from this directory into the site, else the CDN's;
         # and whether the site has the tables it reads (data/).
         self.sql_engine = sql_engine
