@@ -19,13 +19,13 @@ import pytest
 from sitegen.builder.mapstep import part_dir, process_log
 
 if TYPE_CHECKING:
+    from sitegen.builder.mapcontext import MapContext
     from sitegen.builder.mappers import Mapper, OnResult
     from sitegen.builder.mapstep import Progress
+    from sitegen.builder.mappers import Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.eventlog.sources import LogSink, LogSource
-    from sitegen.publish.objectstore import Uploader
-    from sitegen.render.pages import PageRenderer
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -203,16 +203,19 @@ class RecordingMapper:
         logs: LogList,
         which: Sequence[int],
         staging: Path,
-        pages: PageRenderer,
+        map_context: MapContext,
         on_result: OnResult,
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
+        uploads: Uploads | None = None,
     ) -> None:
-        """Map each log at ``which`` here, in order, handing its outcome on."""
+        """Map each log at ``which`` here, in order, handing its outcome on (no uploads)."""
         self.mapped.append([logs[n].key for n in which])
         for n in which:
             context = None if contexts is None else contexts.get(n)
-            outcome, parted = process_log(logs[n], staging, part_dir(staging, n), pages, context)
+            outcome, parted = process_log(
+                logs[n], staging, part_dir(staging, n), map_context, context
+            )
             on_result(n, outcome, parted)
             if progress is not None:
                 progress.advance()
@@ -224,15 +227,6 @@ class RecordingMapper:
         self.each_calls.append((getattr(fn, "__name__", repr(fn)), len(items)))
         for item in items:
             yield fn(shared, item)
-
-    def upload_to(self, make: Callable[[], Uploader]) -> None:
-        """Say no: nothing here uploads."""
-        return None
-
-    @property
-    def suspects(self) -> set[str]:
-        """Return nothing: nothing here uploads."""
-        return set()
 
     def rest(self) -> None:
         """Record it."""

@@ -195,7 +195,7 @@ def test_the_trace_names_the_dropped_stage(site: Path) -> None:
 
 def test_sql_tasks_hold_the_dropped_stages_attempts_and_stages_do_not(site: Path) -> None:
     require_module("pyarrow", "sql")
-    from tests.test_data_files import read
+    from tests.sqldata import rows as read
 
     out = site / "site"
     records = _records((site / f"logs/{JOB}.eventlog").read_bytes().splitlines(keepends=True))
