@@ -9,8 +9,10 @@ Prints, each figure the median of ``--runs`` runs in this one process's run:
   speed hits both;
 - B: a full build of ``--small-jobs`` small jobs (2 stages x 10 tasks): CPU per job, user and
   kernel of every process (the build's workers too), and the wall time;
-- C: the map step of a small job in one process, its CPU split by step (user and kernel,
-  each step timed around its calls; nested steps are counted once, in the innermost).
+- C: the map step of a small job in one process, each log peeked at first as a build does
+  (the peek passes its bytes and digest on to the map step, where the code does), its CPU
+  split by step (user and kernel, each step timed around its calls; nested steps are counted
+  once, in the innermost).
 
 Run it on an otherwise idle machine: a 2-process build suffers more from other load than the
 1-process naive one. ``PYTHONPATH=<another checkout>`` measures that checkout's sitegen with
@@ -34,6 +36,7 @@ import build  # this directory's benchmark: corpora, the naive build, run_build
 
 import sitegen
 import sitegen.builder.mapstep as mapstep
+import sitegen.builder.peek as peek_module
 import sitegen.diagnose.analysis as analysis_module
 import sitegen.publish.writer as writer_module
 import sitegen.render.pages as pages_module
@@ -44,6 +47,9 @@ from sitegen.render.pages import PageRenderer
 
 # The map step's steps, by the module attribute each is called through.
 STEPS: list[tuple[Any, str, str]] = [
+    (peek_module, "peek", "peek (its bytes, digest, JobEnd: before the map)"),
+    (mapstep, "hold_log", "read the log's bytes (none: the peek's)"),
+    (mapstep, "hold", "read the log's bytes (none: the peek's)"),
     (mapstep, "read_log", "read the log"),
     (mapstep, "judge", "classify it"),
     (mapstep, "log_digest", "hash it"),
@@ -98,8 +104,13 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
     pages = PageRenderer()
     pages.warm()
     clock = StepClock()
-    # An older checkout (PYTHONPATH) names the claim step with an underscore.
+    # An older checkout (PYTHONPATH) names the claim step with an underscore, and holds a
+    # log with ``hold``, not ``hold_log``.
     steps = [(o, a if hasattr(o, a) else f"_{a}", label) for o, a, label in STEPS]
+    steps = [(o, a, label) for o, a, label in steps if hasattr(o, a)]
+    keep_here = getattr(peek_module, "keep_here", None)
+    if keep_here is not None:
+        keep_here()
     originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in steps]
     for (owner, attr, label), (_, _, fn) in zip(steps, originals, strict=True):
         setattr(owner, attr, clock.wrap(label, fn))
@@ -111,6 +122,8 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
                 (out / parent).mkdir(parents=True)
             clock.spent.clear()
             started = cpu_seconds()
+            for log in logs:
+                peek_module.peek(pages.limits, log)  # every log is peeked before any is mapped
             for n, log in enumerate(logs):
                 process_log(log, out, out / PARTS_DIR / str(n), pages)
             total = cpu_seconds() - started
@@ -121,7 +134,7 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
         shutil.rmtree(out, ignore_errors=True)
     total, spent = sorted(results, key=lambda r: r[0])[len(results) // 2]
     scale = 1000 / len(logs)
-    split = {label: spent.get(label, 0.0) * scale for _, _, label in STEPS}
+    split = {label: spent.get(label, 0.0) * scale for _, _, label in steps}
     split["the rest (process_log's own work, outcome, notes)"] = total * scale - sum(split.values())
     return total * scale, split
 
@@ -178,7 +191,9 @@ def main() -> None:
     )
 
     total, split = step_split(small, work / "out" / "split", args.split_jobs, runs)
-    print(f"C a small job's map step in 1 process ({args.split_jobs} logs): {total:.2f} ms")
+    print(
+        f"C a small job's peek and map step in 1 process ({args.split_jobs} logs): {total:.2f} ms"
+    )
     for label, ms in sorted(split.items(), key=lambda kv: -kv[1]):
         print(f"  {ms:6.3f} ms {ms / total:6.1%}  {label}")
 

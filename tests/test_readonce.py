@@ -86,6 +86,7 @@ def test_the_map_step_takes_the_bytes_and_digest_the_peek_read(tmp_path: Path) -
     logs = log_dir(tmp_path / "logs")
     found = discover(logs)
     peek.let_go()
+    peek.keep_here()
     for log in found:
         assert peek.peek(DEFAULT_LIMITS, log) is not None
     for log in found:
@@ -104,6 +105,7 @@ def test_the_map_step_reads_nothing_the_peek_read(
     logs = log_dir(tmp_path / "logs")
     found = discover(logs)
     peek.let_go()
+    peek.keep_here()
     told = [peek.peek(DEFAULT_LIMITS, log) for log in found]
     opens = Opens(monkeypatch, logs)
     pages, out = PageRenderer(), tmp_path / "out"
@@ -141,3 +143,13 @@ def test_a_damaged_archive_is_not_held(tmp_path: Path) -> None:
     shutil.copy(path, tmp_path / "empty.eventlog.gz")
     (tmp_path / "empty.eventlog.gz").write_bytes(b"")
     assert rawlog.hold_log(tmp_path / "empty.eventlog.gz", 0) is None
+
+
+def test_only_the_build_process_keeps_what_it_peeked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (log, *_) = discover(log_dir(tmp_path / "logs"))
+    peek.let_go()
+    monkeypatch.setattr(peek, "_keeper", None)  # a Dask worker, or a worker forked early
+    assert peek.peek(DEFAULT_LIMITS, log) is not None
+    assert peek.taken(log) is None and peek._passed_bytes == 0

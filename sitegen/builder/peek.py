@@ -43,12 +43,18 @@ Peeked = tuple[Run, JobSummary]
 # what they kept would only add to the build's peak memory. 32 MiB is 4% of a full build's
 # peak RSS at 1,000 jobs x 800 tasks, and holds the logs of a usual incremental build whole.
 PASS_ON_BYTES = 32 << 20
-# The process that keeps peeked logs: the one that imported this module (forked workers
-# inherit the value, not the pid).
-_KEEPER = os.getpid()
+# The process that keeps peeked logs: the build's own (``keep_here``). Forked workers inherit
+# the value, not the pid; a Dask worker never sets it (it would keep what another maps).
+_keeper: int | None = None
 # The peeked logs kept, by key, listed size and modification time: their bytes and digest.
 _passed: dict[tuple[str, int, int], tuple[HeldLog, str]] = {}
 _passed_bytes = 0
+
+
+def keep_here() -> None:
+    """Let this process keep the logs it peeks at for its map step (the build's process)."""
+    global _keeper
+    _keeper = os.getpid()
 
 
 def pass_on(log: LogFile, held: HeldLog) -> str:
@@ -58,7 +64,7 @@ def pass_on(log: LogFile, held: HeldLog) -> str:
     """
     global _passed_bytes
     size = _held_bytes(held)
-    if os.getpid() != _KEEPER or _passed_bytes + size > PASS_ON_BYTES:
+    if os.getpid() != _keeper or _passed_bytes + size > PASS_ON_BYTES:
         return ""
     digest = log_digest(log.path, held.stored)
     _passed[log.key, log.size, log.mtime_ns] = held, digest

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
-from sitegen.builder.peek import Peeked, peek
+from sitegen.builder.peek import Peeked, keep_here, peek
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
 from sitegen.builder.reduce import DataChange, reduce
 from sitegen.builder.report import BuildReport
@@ -167,6 +167,7 @@ class BuildSteps(ABC):
         """
         run = self.run
         logs = LogsAt(run.logs, which)
+        keep_here()  # peeked here, the logs' bytes are passed on to the map step
         with contextlib.closing(
             run.mapper.each(peek, self.pages.limits, logs, PEEK_ALONE_BELOW)
         ) as peeks:
