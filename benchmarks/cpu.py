@@ -9,8 +9,10 @@ Prints, each figure the median of ``--runs`` runs in this one process's run:
   speed hits both;
 - B: a full build of ``--small-jobs`` small jobs (2 stages x 10 tasks): CPU per job, user and
   kernel of every process (the build's workers too), and the wall time;
-- C: the map step of a small job in one process, its CPU split by step (user and kernel,
-  each step timed around its calls; nested steps are counted once, in the innermost).
+- C: the map step of a small job in one process, each log peeked at first as a build does
+  (the peek passes its bytes and digest on to the map step, where the code does), its CPU
+  split by step (user and kernel, each step timed around its calls; nested steps are counted
+  once, in the innermost).
 
 Run it on an otherwise idle machine: a 2-process build suffers more from other load than the
 1-process naive one. ``PYTHONPATH=<another checkout>`` measures that checkout's sitegen with
@@ -34,6 +36,7 @@ import build  # this directory's benchmark: corpora, the naive build, run_build
 
 import sitegen
 import sitegen.builder.mapstep as mapstep
+import sitegen.builder.peek as peek_module
 import sitegen.diagnose.analysis as analysis_module
 import sitegen.publish.writer as writer_module
 import sitegen.render.pages as pages_module
@@ -44,6 +47,9 @@ from sitegen.render.pages import PageRenderer
 
 # The map step's steps, by the module attribute each is called through.
 STEPS: list[tuple[Any, str, str]] = [
+    (peek_module, "peek", "peek (its bytes, digest, JobEnd: before the map)"),
+    (mapstep, "hold_log", "read the log's bytes (none: the peek's)"),
+    (mapstep, "hold", "read the log's bytes (none: the peek's)"),
     (mapstep, "read_log", "read the log"),
     (mapstep, "judge", "classify it"),
     (mapstep, "log_digest", "hash it"),
@@ -99,8 +105,13 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
     pages.warm()
     step = build.map_context(pages)
     clock = StepClock()
-    # An older checkout (PYTHONPATH) names the claim step with an underscore.
+    # An older checkout (PYTHONPATH) names the claim step with an underscore, and holds a
+    # log with ``hold``, not ``hold_log``.
     steps = [(o, a if hasattr(o, a) else f"_{a}", label) for o, a, label in STEPS]
+    steps = [(o, a, label) for o, a, label in steps if hasattr(o, a)]
+    keep_here = getattr(peek_module, "keep_here", None)
+    if keep_here is not None:
+        keep_here()
     originals = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in steps]
     for (owner, attr, label), (_, _, fn) in zip(steps, originals, strict=True):
         setattr(owner, attr, clock.wrap(label, fn))
@@ -112,6 +123,8 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
                 (out / parent).mkdir(parents=True)
             clock.spent.clear()
             started = cpu_seconds()
+            for log in logs:
+                peek_module.peek(step.limits, log)  # every log is peeked before any is mapped
             for n, log in enumerate(logs):
                 process_log(log, out, out / PARTS_DIR / str(n), step)
             total = cpu_seconds() - started
@@ -122,7 +135,7 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
         shutil.rmtree(out, ignore_errors=True)
     total, spent = sorted(results, key=lambda r: r[0])[len(results) // 2]
     scale = 1000 / len(logs)
-    split = {label: spent.get(label, 0.0) * scale for _, _, label in STEPS}
+    split = {label: spent.get(label, 0.0) * scale for _, _, label in steps}
     split["the rest (process_log's own work, outcome, notes)"] = total * scale - sum(split.values())
     return total * scale, split
 
@@ -156,7 +169,7 @@ def main() -> None:
     print(
         f"A {args.jobs:,} jobs x 800 tasks, median of {runs}: naive {t_naive:.2f} s, "
         f"sitegen {t_full:.2f} s (CPU {statistics.median(cpu_big):.1f} s): "
-        f"{t_full / t_naive:.3f}x naive (runs: {ratios}; target <= 0.7)"
+        f"{t_full / t_naive:.3f}x naive (runs: {ratios}; target <= 1.1, goal 1.0)"
     )
 
     small = build.corpus(work / f"corpus-{args.small_jobs}x2x10", args.small_jobs, 2, 10)
@@ -174,12 +187,15 @@ def main() -> None:
         f"B {args.small_jobs:,} small jobs, median of {runs}: {statistics.median(per):.2f} ms of "
         f"CPU a job (user {statistics.median(users) * 1000 / args.small_jobs:.2f}, kernel "
         f"{statistics.median(kernels) * 1000 / args.small_jobs:.2f}; runs: "
-        f"{', '.join(f'{p:.2f}' for p in per)}; target <= 6), wall "
+        f"{', '.join(f'{p:.2f}' for p in per)}; target <= 5), wall "
         f"{statistics.median(walls):.2f} s"
     )
 
     total, split = step_split(small, work / "out" / "split", args.split_jobs, runs)
-    print(f"C a small job's map step in 1 process ({args.split_jobs} logs): {total:.2f} ms")
+    print(
+        f"C a small job's map step in 1 process ({args.split_jobs} logs): {total:.2f} ms, "
+        "its peek included"
+    )
     for label, ms in sorted(split.items(), key=lambda kv: -kv[1]):
         print(f"  {ms:6.3f} ms {ms / total:6.1%}  {label}")
 

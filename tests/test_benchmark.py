@@ -134,5 +134,23 @@ def test_cpu_benchmark_smoke_run(tmp_path: Path) -> None:
     )
     assert total is not None
     steps = [float(ms) for ms in re.findall(r"^\s+(-?[0-9.]+) ms\s", run.stdout, re.M)]
-    assert len(steps) == 15 and steps[0] > 0
+    assert len(steps) == 17 and steps[0] > 0  # the peek and the read of its bytes too
     assert sum(steps) == pytest.approx(float(total.group(1)), abs=0.02)
+
+
+def test_readonce_benchmark_smoke_run(tmp_path: Path) -> None:
+    """A tiny run of benchmarks/readonce.py: each log read once by a build in one process."""
+    run = run_script("readonce.py", "--jobs", "4", "--tasks", "5", "--work-dir", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    ratios = re.findall(
+        r"^13 bytes read / bytes of logs, (\w+), 4 jobs, (\d) worker\(s\): ([0-9.]+)",
+        run.stdout,
+        re.M,
+    )
+    assert [(kind, workers) for kind, workers, _ in ratios] == [
+        ("plain", "1"),
+        ("plain", "2"),
+        ("gzip", "1"),
+        ("gzip", "2"),
+    ]
+    assert [float(r) for kind, workers, r in ratios if workers == "1"] == [1.0, 1.0]

@@ -485,3 +485,28 @@ def test_a_first_publish_whose_workers_uploaded_before_it_died_is_finished(
     upload_dir(logs, f"{other}/logs")
     code, out = build_in_bucket(other, tmp_path / "cache2")
     assert code != 0 and "refusing to replace it" in out
+
+
+def test_a_bucket_log_is_fetched_once_by_a_build_in_one_process(
+    s3: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitegen.eventlog import storage
+    from sitegen.eventlog.discover import discover
+
+    logs = mixed_logs(tmp_path)
+    b = bucket(s3)
+    upload_dir(logs, f"{b}/logs")
+    fetched: dict[str, int] = {}
+    for name in ("open", "read_bytes"):
+        fetch = getattr(storage.RemotePath, name)
+
+        def counted(self: Any, fetch: Any = fetch) -> Any:
+            fetched[self.name] = fetched.get(self.name, 0) + 1
+            return fetch(self)
+
+        monkeypatch.setattr(storage.RemotePath, name, counted)
+    out = tmp_path / "site"
+    build(BuildOptions((f"s3://{b}/logs/",), out, workers=1))  # type: ignore[arg-type]
+    read = {log.key for log in discover(logs) if not log.skip}
+    assert {n for n in fetched if n in read} == read  # the .gz and .zst ones among them
+    assert {n: fetched[n] for n in read} == dict.fromkeys(read, 1)

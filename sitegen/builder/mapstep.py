@@ -16,6 +16,7 @@ from typing import NamedTuple, Protocol, overload
 
 from sitegen.builder.mapcontext import MapContext
 from sitegen.builder.parallel import pool_map
+from sitegen.builder.peek import let_go, taken
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.records import LogOutcome, LogRow
 from sitegen.diagnose.analysis import JobAnalysis, analyse
@@ -28,7 +29,7 @@ from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.eventlog.notes import read_note
-from sitegen.eventlog.rawlog import gzip_chunks, hold
+from sitegen.eventlog.rawlog import gzip_chunks, hold_log
 from sitegen.eventlog.reader import LogRead, read_log, refused
 from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir
 from sitegen.model import (
@@ -356,9 +357,19 @@ def _process_log(
 ) -> tuple[LogOutcome, bool]:
     """Do ``process_log``'s work; what it makes in the staging dir is added to ``claimed``."""
     pages, limits = map_context.pages, map_context.limits
-    held = None if log.skip or log.size > limits.max_log_bytes else hold(log.path, log.size)
+    # Read once: the bytes the peek read (and their digest), else the log's read now.
+    peeked = None if log.skip else taken(log)
+    digest = None
+    if peeked is not None:
+        kept, digest = peeked
+    elif log.skip or log.size > limits.max_log_bytes:
+        kept = None
+    else:
+        kept = hold_log(log.path, log.size, limits)
+    held = None if kept is None else kept.plain
     outcome, read, analysis = read_and_analyse(log, limits, held)
-    outcome.sha256 = "" if log.skip else log_digest(log.path, held)
+    if not log.skip:
+        outcome.sha256 = digest or log_digest(log.path, None if kept is None else kept.stored)
     if read is None or read.job_end is None or analysis is None:
         return outcome, False
     summary = analysis.summary
@@ -372,13 +383,13 @@ def _process_log(
         else:
             writer.write_copy(rel, same_as, data)
     if map_context.raw_logs:
-        raw = gzip_chunks(log.path, held)
+        raw = gzip_chunks(log.path, held, None if kept is None else kept.stored)
         summary.raw_log_bytes = writer.write_chunks(urls.raw_log(job_id), raw)
     if map_context.data:
         # The SQL tables' rows (data/): the state keeps them, the reduce writes the files.
         tables = job_tables(read, analysis, log.key, held=held, limits=limits)
         outcome.tables, outcome.task_rows = encode_tables(tables), tables.rows("tasks")
-    held = None  # the pages need only what was read from it
+    held = kept = None  # the pages need only what was read from it
     note = read_note(map_context.notes_dirs, job_id, map_context.follow_links)
     outcome.note_sha256 = note.sha256 if note else ""
     found = note.as_problem(job_id) if note else None
@@ -475,3 +486,4 @@ def map_logs(
             on_result(n, outcome, parted)
             if progress:
                 progress.advance()
+    let_go()

@@ -23,7 +23,7 @@ from sitegen.builder import run_contexts
 from sitegen.builder.fresh import Fresh, FreshLogs, Pick
 from sitegen.builder.mapcontext import MapContext
 from sitegen.builder.mapstep import job_roots, part_dir, root_parents
-from sitegen.builder.peek import Peeked, peek
+from sitegen.builder.peek import Peeked, keep_here, peek
 from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
 from sitegen.builder.reduce import DataChange, reduce
 from sitegen.builder.report import BuildReport
@@ -164,6 +164,7 @@ class BuildSteps(ABC):
         """
         run = self.run
         logs = LogsAt(run.logs, which)
+        keep_here()  # peeked here, the logs' bytes are passed on to the map step
         with contextlib.closing(
             run.mapper.each(peek, self.map_context.limits, logs, PEEK_ALONE_BELOW)
         ) as peeks:

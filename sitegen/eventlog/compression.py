@@ -43,6 +43,11 @@ def open_compressed(path: LogPath, compression: str) -> io.RawIOBase | io.Buffer
         source.close()
         # A plain empty log is a job that just started; an empty archive is a failed compression.
         raise DamagedStream(f"the file is empty (no {compression} data)")
+    return unpack(source, compression)
+
+
+def unpack(source: IO[bytes], compression: str) -> io.RawIOBase | io.BufferedIOBase:
+    """Return a stream of the plain bytes of compressed ``source`` (closed with it)."""
     if compression == "gzip":
         unpacked = gzip.GzipFile(fileobj=source, mode="rb")
         unpacked.myfileobj = source  # type: ignore[assignment]  # closed with it

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, NamedTuple
 
 from zlib_ng import zlib_ng
 
 from sitegen.eventlog import compression
+from sitegen.eventlog.limits import DEFAULT_LIMITS, LogLimits
 from sitegen.eventlog.reader import open_log
 from sitegen.eventlog.sources import LogPath, open_source, read_source
 
@@ -36,6 +38,53 @@ def hold(path: LogPath, size: int) -> bytes | None:
         return None  # the reader opens it again and says why it cannot
 
 
+class HeldLog(NamedTuple):
+    """A log read into memory once: its bytes as stored, and as plain lines."""
+
+    # As stored (a ``.gz`` log's gzip bytes): its digest and its download come from these.
+    stored: bytes
+    # Decompressed (the same object for a plain log): the reader and the peek read these.
+    plain: bytes
+
+
+def hold_log(path: LogPath, size: int, limits: LogLimits = DEFAULT_LIMITS) -> HeldLog | None:
+    """Return a log's bytes, read once, when small enough to hold; None: stream it.
+
+    A compressed log is held when its stored bytes are within ``HOLD_LIMIT`` and its plain
+    ones within ``HOLD_LIMIT`` and ``limits.max_log_bytes``: it is then decompressed once,
+    for every step that reads it. A damaged one, or one past the limits, is not held: the
+    reader streams it and says what is wrong, as it always did.
+    """
+    kind = compression.compression_of(path)
+    if kind is None:
+        plain = hold(path, size)
+        return None if plain is None else HeldLog(plain, plain)
+    if size > HOLD_LIMIT:
+        return None
+    try:
+        stored = read_source(path)
+        if not stored:
+            return None  # an empty archive: the reader says it is damaged
+        cap = min(HOLD_LIMIT, limits.max_log_bytes)
+        # Read through the streams the reader uses (gzip's bound, the zstd step): a bomb
+        # makes at most ``cap`` bytes before it is let go.
+        with compression.unpack(io.BytesIO(stored), kind) as unpacked:
+            plain = _read_upto(unpacked, cap + 1)
+    except (OSError, *compression.DAMAGE_ERRORS):
+        return None
+    return None if len(plain) > cap else HeldLog(stored, plain)
+
+
+def _read_upto(stream: io.RawIOBase | io.BufferedIOBase, most: int) -> bytes:
+    """Return ``stream``'s bytes up to ``most`` of them (a raw stream gives a step a read)."""
+    pieces: list[bytes] = []
+    got = 0
+    while got < most and (piece := stream.read(min(CHUNK, most - got))):
+        pieces.append(piece)
+        got += len(piece)
+    return b"".join(pieces)
+
+
 def _pieces(held: bytes) -> Iterator[memoryview]:
     """Yield ``held`` in ``CHUNK``-sized pieces (views: no copies), to stream the output."""
     view = memoryview(held)
@@ -49,13 +98,19 @@ def reads(stream: IO[bytes]) -> Iterator[bytes]:
         yield chunk
 
 
-def gzip_chunks(path: LogPath, held: bytes | None = None) -> Iterator[bytes]:
+def gzip_chunks(
+    path: LogPath, held: bytes | None = None, stored: bytes | None = None
+) -> Iterator[bytes]:
     """Yield the log as gzip: a ``.gz`` log as it is, anything else compressed on the fly.
 
-    ``held`` is the plain log's bytes when they are already in memory (see ``hold``).
+    ``held`` is the plain log's bytes when they are already in memory (see ``hold``), and
+    ``stored`` its bytes as stored (``HeldLog.stored``), which a ``.gz`` log is yielded from.
     Held or streamed, in whatever pieces, the same log gives the same bytes.
     """
-    if held is None and compression.compression_of(path) == "gzip":
+    if compression.compression_of(path) == "gzip":
+        if stored is not None:
+            yield stored  # as it is, in one write
+            return
         with open_source(path) as raw:
             yield from reads(raw)
         return

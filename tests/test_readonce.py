@@ -1,0 +1,155 @@
+"""A build reads each log once: the map step takes the bytes and digest its peek read."""
+
+from __future__ import annotations
+
+import collections
+import gzip
+import hashlib
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.builder import peek
+from sitegen.builder.mapstep import process_log, root_parents
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
+from sitegen.eventlog import rawlog, sources
+from sitegen.eventlog.discover import discover
+from sitegen.eventlog.limits import DEFAULT_LIMITS
+from sitegen.render.pages import PageRenderer
+from tests.logs import job_lines, write
+from tests.sitetree import tree
+
+
+class Opens:
+    """The log files opened and the bytes read of them, counted at the opener."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, log_dir: Path) -> None:
+        self.log_dir = str(log_dir)
+        self.opens: collections.Counter[str] = collections.Counter()
+        self.read = 0
+        for name in ("open_regular", "open_regular_sized", "read_regular"):
+            monkeypatch.setattr(sources, name, self._counted(getattr(sources, name)))
+
+    def _counted(self, opener: Callable[..., Any]) -> Callable[..., Any]:
+        """Return ``opener`` counting the logs it opens and what is read of them."""
+
+        def counted(path: Any, *args: Any, **kwargs: Any) -> Any:
+            got = opener(path, *args, **kwargs)
+            if not str(path).startswith(self.log_dir):
+                return got
+            self.opens[Path(path).name] += 1
+            if isinstance(got, bytes):
+                self.read += len(got)
+                return got
+            self.read += os.path.getsize(path)  # a stream: each step reads it to its end
+            return got
+
+        return counted
+
+
+def log_dir(root: Path) -> Path:
+    """Write plain and gzipped logs, two runs of one name among them (so a context)."""
+    root.mkdir()
+    for n, name in enumerate(["j1", "j2", "j3", "j4"]):
+        lines = job_lines(name, "nightly" if n < 2 else name, start_ms=1_767_000_000_000 + n)
+        data = b"".join(lines)
+        if n % 2:
+            (root / f"{name}.eventlog.gz").write_bytes(gzip.compress(data, mtime=0))
+        else:
+            write(root / f"{name}.eventlog", lines)
+    return root
+
+
+@pytest.mark.parametrize("data", [False, True])
+def test_a_full_build_opens_and_reads_each_log_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bool
+) -> None:
+    logs = log_dir(tmp_path / "logs")
+    on_disk = sum(p.stat().st_size for p in logs.iterdir())
+    if data:
+        pytest.importorskip("pyarrow")
+    opens = Opens(monkeypatch, logs)
+    report = build(BuildOptions(logs, tmp_path / "site", workers=1, data=data))
+    assert report.rebuilt == 4
+    # The peek, its digest, the reader, the map step's digest, the raw-log copy and the
+    # task table's rows: one open (a .gz one decompressed once, in memory).
+    assert opens.opens == {p.name: 1 for p in logs.iterdir()}
+    assert opens.read == on_disk
+
+
+def test_the_map_step_takes_the_bytes_and_digest_the_peek_read(tmp_path: Path) -> None:
+    logs = log_dir(tmp_path / "logs")
+    found = discover(logs)
+    peek.let_go()
+    peek.keep_here()
+    for log in found:
+        assert peek.peek(DEFAULT_LIMITS, log) is not None
+    for log in found:
+        held, digest = peek.taken(log) or pytest.fail(log.key)
+        assert held.stored == log.path.read_bytes()
+        assert digest == hashlib.sha256(held.stored).hexdigest()
+        if log.key.endswith(".gz"):
+            assert held.plain == gzip.decompress(held.stored)
+        assert peek.taken(log) is None  # handed on once, then let go
+    assert peek._passed_bytes == 0
+
+
+def test_the_map_step_reads_nothing_the_peek_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = log_dir(tmp_path / "logs")
+    found = discover(logs)
+    peek.let_go()
+    peek.keep_here()
+    told = [peek.peek(DEFAULT_LIMITS, log) for log in found]
+    opens = Opens(monkeypatch, logs)
+    pages, out = PageRenderer(), tmp_path / "out"
+    for parent in root_parents(pages):
+        (out / parent).mkdir(parents=True)
+    for n, (log, run) in enumerate(zip(found, told, strict=True)):
+        outcome, _ = process_log(log, out, out / "parts" / str(n), pages)
+        assert run is not None and outcome.summary is not None
+        assert run[0].source == outcome.sha256 + log.key
+    assert not opens.opens and opens.read == 0
+
+
+def test_logs_past_the_limits_build_the_same_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = log_dir(tmp_path / "logs")
+    build(BuildOptions(logs, tmp_path / "once", workers=1))
+    # Past the budget the peek passes nothing on: the map step reads and hashes again.
+    monkeypatch.setattr(peek, "PASS_ON_BYTES", 0)
+    opens = Opens(monkeypatch, logs)
+    build(BuildOptions(logs, tmp_path / "twice", workers=1))
+    assert set(opens.opens.values()) != {1}
+    # Past the size held, every log is streamed (a .gz one decompressed by each reader).
+    monkeypatch.setattr(rawlog, "HOLD_LIMIT", 0)
+    build(BuildOptions(logs, tmp_path / "streamed", workers=1))
+    once = tree(tmp_path / "once")
+    assert any(name.endswith("eventlog.gz") for name in once)
+    assert once == tree(tmp_path / "twice") == tree(tmp_path / "streamed")
+
+
+def test_a_damaged_archive_is_not_held(tmp_path: Path) -> None:
+    path = tmp_path / "cut.eventlog.gz"
+    path.write_bytes(gzip.compress(b"".join(job_lines("cut")), mtime=0)[:-12])
+    assert rawlog.hold_log(path, path.stat().st_size) is None  # the reader says why
+    shutil.copy(path, tmp_path / "empty.eventlog.gz")
+    (tmp_path / "empty.eventlog.gz").write_bytes(b"")
+    assert rawlog.hold_log(tmp_path / "empty.eventlog.gz", 0) is None
+
+
+def test_only_the_build_process_keeps_what_it_peeked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (log, *_) = discover(log_dir(tmp_path / "logs"))
+    peek.let_go()
+    monkeypatch.setattr(peek, "_keeper", None)  # a Dask worker, or a worker forked early
+    assert peek.peek(DEFAULT_LIMITS, log) is not None
+    assert peek.taken(log) is None and peek._passed_bytes == 0
