@@ -20,9 +20,8 @@ from sitegen.builder.mapstep import part_dir, process_log
 
 if TYPE_CHECKING:
     from sitegen.builder.mapcontext import MapContext
-    from sitegen.builder.mappers import Mapper, OnResult
+    from sitegen.builder.mappers import Mapper, OnResult, Uploads
     from sitegen.builder.mapstep import Progress
-    from sitegen.builder.mappers import Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.eventlog.sources import LogSink, LogSource

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.builder import peek
+from sitegen.builder.mapcontext import MapContext
 from sitegen.builder.mapstep import process_log, root_parents
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
@@ -112,7 +113,7 @@ def test_the_map_step_reads_nothing_the_peek_read(
     for parent in root_parents(pages):
         (out / parent).mkdir(parents=True)
     for n, (log, run) in enumerate(zip(found, told, strict=True)):
-        outcome, _ = process_log(log, out, out / "parts" / str(n), pages)
+        outcome, _ = process_log(log, out, out / "parts" / str(n), MapContext(pages))
         assert run is not None and outcome.summary is not None
         assert run[0].source == outcome.sha256 + log.key
     assert not opens.opens and opens.read == 0
