@@ -4,6 +4,7 @@ Run:  python benchmarks/build.py                  (1,000 jobs x 4 stages x 200 t
       python benchmarks/build.py --jobs 20 --tasks 10 --small-jobs 200   (a quick smoke run)
       python benchmarks/build.py --work-dir /dev/shm/sitegen-bench    (in memory: no disk cost)
       python benchmarks/build.py --scale-jobs 1000,10000,100000   (also line 8: scale)
+      python benchmarks/build.py --scale-jobs 10000,100000 --watch-only   (line 8w: --watch)
       python benchmarks/build.py --dask-only     (line 12: Dask against the local pool)
       python benchmarks/build.py --dask-own-core (line 12c: the same, the scheduler on a core of
                                                   its own)
@@ -478,6 +479,107 @@ def watch_latency(logs: Path, site: Path, count: int = 20) -> tuple[list[float],
         for path in added:
             path.unlink()
     return latencies, rss_first, rss_last
+
+
+def event_steps(logs: Path, site: Path) -> tuple[int, int] | None:
+    """Count the SQLite steps a watcher's build takes for one event: a new log, then it gone.
+
+    In this process, as ``--watch`` builds: a first build lists the dirs, a first event (not
+    counted: the watcher keeps the logs a build ends with, and a first build with nothing to
+    do ended with none), then one build for a log renamed into place and one for its
+    removal. Counted: the virtual machine instructions SQLite runs on the state's connection
+    (``set_progress_handler`` called at every one) from loading the state to the end of the
+    plan: the quick no-op check, the listing diff and the plan (the select, map, reduce and
+    publish after it aside). A row a query visits costs a few: a scan of every log's row is
+    millions at 100,000. None: this sitegen has no watcher hint (an older one).
+    """
+    from sitegen.builder import pipeline
+
+    try:
+        from sitegen.builder.hinted import Hint
+    except ImportError:
+        return None
+    counted = [0]
+    counting = [False]
+
+    def step() -> int:
+        if counting[0]:
+            counted[0] += 1
+        return 0
+
+    real_load, real_plan = pipeline.load, pipeline.plan
+
+    def load(*args: Any) -> Any:
+        state = real_load(*args)
+        if state is not None:
+            state.db.set_progress_handler(step, 1)
+        return state
+
+    def plan(run: Any) -> None:
+        real_plan(run)
+        counting[0] = False
+
+    options = pipeline.BuildOptions(logs, site, workers=1)
+    hint = Hint(None)
+
+    def renamed_into_place(n: int) -> Path:
+        spec = JobSpec(f"bench-event-{n}", "tpch-q98", 2, 10, start_ms=BASE_TIME_MS + n)
+        final = write_log(logs, spec, seed=n + 1)
+        return final.rename(logs / f"{final.name}.running").rename(final)
+
+    def event(*paths: Path) -> int:
+        counted[0], counting[0] = 0, True
+        report = pipeline.build(options, hint=Hint(frozenset(map(str, paths)), hint.kept))
+        assert report.listed_from_events, "the event's build listed the dir"
+        return counted[0]
+
+    steps: list[int] = []
+    with mock.patch.object(pipeline, "load", load), mock.patch.object(pipeline, "plan", plan):
+        pipeline.build(options, hint=hint)  # lists: the watcher's first build
+        first = renamed_into_place(0)
+        try:
+            # The first event reads the state's logs (a first build that had nothing to do
+            # kept none); the watcher keeps them from then on.
+            event(first, first.with_name(f"{first.name}.running"))
+            second = renamed_into_place(1)
+            steps.append(event(second, second.with_name(f"{second.name}.running")))
+            second.unlink()
+            steps.append(event(second))
+        finally:
+            first.unlink()
+            event(first)
+    return steps[0], steps[1]
+
+
+def watch_only(work: Path, sizes: list[int], runs: int = 3) -> None:
+    """Time ``--watch`` alone at each size: SQLite steps of one event, rename-to-published p95.
+
+    The corpus and its site as the scale line makes them (a site kept from an earlier run
+    is caught up, not built again); the p95 of 20 logs is taken ``runs`` times, the median
+    printed.
+    """
+    for jobs in sizes:
+        logs = corpus(work / f"corpus-{jobs}x2x10", jobs, 2, 10)
+        site = work / "out" / f"site-scale-{jobs}"
+        _json_build(logs, site)
+        steps = event_steps(logs, site)
+        p95s, p50s = [], []
+        for _ in range(runs):
+            latencies, _, _ = watch_latency(logs, site)
+            p95s.append(percentile(latencies, 0.95))
+            p50s.append(percentile(latencies, 0.5))
+            _json_build(logs, site)  # the watched logs are gone again: catch up
+        counted = (
+            "n/a (no watcher hint here)"
+            if steps is None
+            else f"{steps[0]:,} for a log renamed into place, {steps[1]:,} for one removed"
+        )
+        print(
+            f"8w at {jobs:,} small jobs, --watch: SQLite steps to plan one event {counted}; "
+            f"rename to published p50 {statistics.median(p50s):.2f} s, p95 "
+            f"{statistics.median(p95s):.2f} s (medians of {runs} runs of 20 logs: "
+            f"{', '.join(f'{p:.2f}' for p in p95s)})"
+        )
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -1002,6 +1104,12 @@ def main() -> None:
         "--scale-only", action="store_true", help="run only the scale line (8) of --scale-jobs"
     )
     parser.add_argument(
+        "--watch-only",
+        action="store_true",
+        help="run only --watch at each of --scale-jobs: the SQLite steps one event's plan takes "
+        "and rename-to-published p95, medians of 3 (line 8w)",
+    )
+    parser.add_argument(
         "--scale-keep-site",
         action="store_true",
         help="time the changes on the sites an earlier scale run left (no full build)",
@@ -1049,6 +1157,10 @@ def main() -> None:
     if args.storage_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
         storage_and_dask(work, args.storage_jobs or 1000)
+        return
+    if args.watch_only:
+        compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
+        watch_only(work, [int(n) for n in args.scale_jobs.split(",")])
         return
     if args.scale_only:
         compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)

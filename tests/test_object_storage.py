@@ -444,7 +444,7 @@ def test_watch_polls_an_object_storage_prefix(s3: str, tmp_path: Path) -> None:
     fs().pipe_file(f"{b}/logs/job1.eventlog", b"".join(job_lines("job1")))
     options = BuildOptions(log_dirs=f"s3://{b}/logs/", output=tmp_path / "site", workers=1)
     published: list[Publish] = []
-    watcher = Watcher(options, build, published.append, poll=0.2)
+    watcher = Watcher(options, lambda o, hint: build(o, hint=hint), published.append, poll=0.2)
     thread = threading.Thread(target=watcher.run)
     thread.start()
     try:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sitegen.builder.hinted import Hint
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
@@ -164,7 +165,7 @@ def test_log_written_during_the_first_build_triggers_a_rebuild(
     options = BuildOptions(example_logs, tmp_path / "site")
     reports: list[BuildReport | None] = []
 
-    def build_then_drop_a_log(hint: frozenset[str] | None) -> BuildReport:
+    def build_then_drop_a_log(hint: Hint | None) -> BuildReport:
         report = build(options)
         if not reports:
             write(example_logs / "late.eventlog", job_lines("late"))

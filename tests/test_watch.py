@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sitegen.builder.hinted import Hint
 from sitegen.model import RunningJob
 from tests.logs import job_lines, write
 
@@ -260,7 +261,7 @@ def run_watcher(logs: Path, act: Callable[[], None], seconds: float, running: bo
 
     reasons: list[str] = []
 
-    def fake_build(options: BuildOptions, hint: frozenset[str] | None) -> Any:
+    def fake_build(options: BuildOptions, hint: Hint) -> Any:
         return FakeReport([RunningJob("f", "job", "", 0, 0, 0, 0, 0, 0, 0)] if running else [])
 
     def heard(done: Publish) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder.state.legacy import built_from
 from sitegen.errors import UsageError
+from sitegen.eventlog.localdir import LocalDir
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.publish.writer import Publication
 from sitegen.text.formatting import plural
@@ -50,7 +51,7 @@ def _refuse_empty(options: BuildOptions) -> None:
 
 def _reads_examples(options: BuildOptions) -> bool:
     """Tell whether this build reads the bundled example logs and nothing else."""
-    return [d.resolve().local for d in options.log_dirs] == [EXAMPLE_LOG_DIR.resolve()]
+    return [d.resolve() for d in options.log_dirs] == [LocalDir(EXAMPLE_LOG_DIR).resolve()]
 
 
 def _refuse_examples(options: BuildOptions) -> None:

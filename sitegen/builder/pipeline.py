@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard
 from sitegen.builder.compose import compose
-from sitegen.builder.hinted import hinted_listings
+from sitegen.builder.hinted import Hint, heard_names
 from sitegen.builder.mappers import Mapper
 from sitegen.builder.options import RUN_OPTIONS, BuildOptions, log_limits
 from sitegen.builder.plan import (
@@ -34,13 +34,13 @@ from sitegen.builder.state import identity
 from sitegen.builder.state.schema import DAMAGE
 from sitegen.builder.state.store import load
 from sitegen.builder.target import Publishing, stopped
+from sitegen.builder.trusted import Listed, keep_logs, logs_from_events
 from sitegen.errors import SitegenError
 from sitegen.eventlog.discover import (
     has_logs,
     list_dirs,
 )
 from sitegen.eventlog.notes import NoteIndex, notes_dirs
-from sitegen.eventlog.sources import names_trusted
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def build(
     options: BuildOptions,
     progress: Progress | None = None,
     on_wait: Callable[[], None] | None = None,
-    hint: Iterable[str] | None = None,
+    hint: Hint | None = None,
 ) -> BuildReport:
     """Build the site from every log in the event-log dirs and publish it.
 
@@ -64,7 +64,7 @@ def build(
     listed job complete; the state's transaction commits last. Builds into one output
     take turns; ``on_wait`` is called when this one has to wait for another. ``hint``: the
     paths a watcher's file events named since the last build, so that the log dirs need not
-    be listed again (builder/hinted.py).
+    be listed again, and the logs it keeps between builds (builder/hinted.py).
     """
     parts = compose(options)
     check_paths(options)
@@ -78,7 +78,7 @@ def _build_here(
     site: Publishing,
     mapper: Mapper,
     progress: Progress | None,
-    hint: Iterable[str] | None = None,
+    hint: Hint | None = None,
 ) -> BuildReport:
     """Build into ``site``'s staging dirs, a local directory, and have it put the site in place."""
     with stopped(site.options.output), gcpause.freezer() as freeze, contextlib.closing(mapper):
@@ -90,7 +90,7 @@ def _build(
     progress: Progress | None,
     freeze: Callable[[], None],
     mapper: Mapper,
-    hint: Iterable[str] | None,
+    hint: Hint | None,
 ) -> BuildReport:
     """Build and publish the site; ``freeze`` hides what is alive from the collector."""
     options = site.options
@@ -121,6 +121,9 @@ def _build(
         report = _run(run, site, progress, freeze)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.listed_from_events = run.listed_from_events
+    if hint is not None and run.stat_ed and "identities" in vars(run):
+        # The logs the state now holds, made by this build (a quick no-op changed none).
+        keep_logs(hint.kept, run.logs, run.identities)
     report.archive = _archive(options, run.stamp)
     return report
 
@@ -131,7 +134,7 @@ def _start(
     started: float,
     freeze: Callable[[], None],
     mapper: Mapper,
-    hint: Iterable[str] | None = None,
+    hint: Hint | None = None,
 ) -> BuildRun:
     """Gather the build's inputs and load the published state if it is of these options."""
     sources = template_sources(options.templates_dir)
@@ -161,13 +164,25 @@ def _start(
         # mapper ready before the listing, which holds a string per log.
         mapper.prepare(run.state is None)
         if not _listed_as_before(run):
-            hinted = None if hint is None else hinted_listings(options.log_dirs, run.state, hint)
-            run.listed_from_events = hinted is not None
-            run.listings = list_dirs(options.log_dirs) if hinted is None else hinted
+            run.listed = _listed_from_events(run, hint)
+            run.listed_from_events = run.listed is not None
+            listed = run.listed
+            run.listings = list_dirs(options.log_dirs) if listed is None else listed.listings
             # Refuse replacing a site by mistake (an unmounted volume, a wrong path).
             guard.refuse_mistakes(options, has_logs(run.listings))
         freeze()
     return run
+
+
+def _listed_from_events(run: BuildRun, hint: Hint | None) -> Listed | None:
+    """Return the logs as the last build's with the names a watcher heard; None: list them."""
+    if hint is None or hint.paths is None or run.state is None or not run.trusting:
+        return None
+    options = run.options
+    heard = heard_names(options.log_dirs, hint.paths)
+    if heard is None:
+        return None
+    return logs_from_events(options.log_dirs, heard, run.state, options.follow_links, hint.kept)
 
 
 def _listed_as_before(run: BuildRun) -> bool:
@@ -175,7 +190,7 @@ def _listed_as_before(run: BuildRun) -> bool:
 
     Then they need not be listed: a trusted no-op takes that listing's digest from the state.
     """
-    if run.state is None or not names_trusted(run.options.log_dirs) or run.dir_stamps is None:
+    if run.state is None or not run.trusting or run.dir_stamps is None:
         return False
     stored = run.state.chosen()
     if stored is None or stored.stamps != run.dir_stamps:

@@ -31,7 +31,7 @@ from sitegen.builder.state.identity import (
 )
 from sitegen.builder.state.records import Chosen, Known
 from sitegen.builder.state.store import State
-from sitegen.builder.trusted import trusted_logs
+from sitegen.builder.trusted import Listed, trusted_logs
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import (
     check_log_dir,
@@ -55,13 +55,10 @@ def check_paths(options: BuildOptions) -> None:
     out = options.output.resolve()
     for log_dir in options.log_dirs:
         check_log_dir(log_dir)
-        if log_dir.local is None:
-            continue  # a prefix in object storage: no local path to collide with
-        logs = log_dir.local.resolve()
-        if out == logs or out.is_relative_to(logs):
+        if log_dir.holds(out):
             message = "output dir must not be the event-log dir or inside it"
             raise UsageError(message, options.output)
-        if logs.is_relative_to(out):
+        if log_dir.within(out):
             # Publishing swaps the output away and deletes the old one: logs inside would go too.
             raise UsageError("event-log dir must not be inside the output dir", options.output)
 
@@ -127,8 +124,19 @@ class BuildRun:
     # found renamed from ``.running`` since the last build (builder/renaming.py).
     renaming: frozenset[str] = frozenset()
     renamed: list[str] = field(default_factory=list)
-    # Whether ``listings`` came from a watcher's file events (builder/hinted.py).
+    # Whether ``listings`` came from a watcher's file events (builder/hinted.py), and the
+    # logs that listing diff found (builder/trusted.py): the plan then lists nothing.
     listed_from_events: bool = False
+    listed: Listed | None = None
+
+    @functools.cached_property
+    def trusting(self) -> bool:
+        """Tell whether this build learns what changed from the names listed (decided once).
+
+        Every log dir's names are trusted (``LogSource.trust_names``): a finished log's
+        numbers are the state's, and a name listed again is that log.
+        """
+        return names_trusted(self.options.log_dirs)
 
     @functools.cached_property
     def listings(self) -> list[list[str]]:
@@ -196,7 +204,7 @@ def quick_no_op(run: BuildRun) -> BuildReport | None:
         return None
     if stored.options != selection_options(options):
         return None
-    trusting = names_trusted(options.log_dirs)
+    trusting = run.trusting
     same_listing = trusting and stored.listing == run.listing
     if same_listing:
         # The same names as last time: only the logs not finished then can have changed.
@@ -259,8 +267,8 @@ def plan(run: BuildRun) -> None:
         run.todo = range(len(run.logs))  # every log: not a list of 100,000 numbers
         run.renaming = renaming_dirs(run.logs, labels)
         return
-    listed = None
-    if names_trusted(run.options.log_dirs) and not run.stat_ed:
+    listed = run.listed
+    if listed is None and run.trusting and not run.stat_ed:
         options = run.options
         listed = trusted_logs(options.log_dirs, run.listings, state, options.follow_links)
     if listed is not None:

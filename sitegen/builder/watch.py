@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder.hinted import RELIST_SECONDS
+from sitegen.builder.hinted import RELIST_SECONDS, Hint, KeptLogs
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.report import BuildReport
 from sitegen.errors import SitegenError, UsageError
@@ -63,14 +63,15 @@ class Publish:
 def watched_paths(options: BuildOptions, extra: Iterable[Path] = ()) -> list[Path]:
     """Return what a build depends on: every directory option but the output, and ``extra``.
 
-    Of the log dirs, those that raise file events (a prefix in object storage is polled).
+    Of the log dirs, the directories whose file events tell of them (a prefix in object
+    storage raises none: it is polled).
     """
     paths = list(extra)
     for f in fields(options):
         value = getattr(options, f.name)
         items = value if isinstance(value, tuple) else (value,)
         if f.name == "log_dirs":
-            items = tuple(d.local for d in options.log_dirs if not d.polled)
+            items = tuple(p for d in options.log_dirs for p in d.event_dirs())
         for item in items:
             if isinstance(item, Path) and item != options.output and item not in paths:
                 paths.append(item)
@@ -109,7 +110,7 @@ class Watcher:
     def __init__(
         self,
         options: BuildOptions,
-        build: Callable[[BuildOptions, frozenset[str] | None], BuildReport],
+        build: Callable[[BuildOptions, Hint], BuildReport],
         on_publish: Callable[[Publish], None],
         poll: float | None = None,
         running_interval: float = RUNNING_INTERVAL,
@@ -141,6 +142,8 @@ class Watcher:
         self._heard: set[str] = set()
         self._hint_ok = False
         self._listed_at_build = 0.0
+        # The logs the last build ended with: the next one's listing diff starts from them.
+        self._kept = KeptLogs()
 
     def publish(self, reason: str, changes: int = 0) -> Publish:
         """Run one build and tell ``on_publish``; a failure is reported, not raised."""
@@ -151,10 +154,10 @@ class Watcher:
         heard, self._heard = frozenset(self._heard), set()
         # Listed again when the events may not tell all: see builder/hinted.py.
         fresh = time.monotonic() - self._listed_at_build < RELIST_SECONDS
-        hint = heard if self._hint_ok and fresh and reason in HINTED else None
+        paths = heard if self._hint_ok and fresh and reason in HINTED else None
         self._hint_ok = False  # until this build is known to have gone through
         try:
-            done.report = self.build(self.options, hint)
+            done.report = self.build(self.options, Hint(paths, self._kept))
         except SitegenError as exc:
             done.error = str(exc)
         except Exception:  # a broken template or a bug: say so, and go on watching
@@ -221,7 +224,11 @@ class Watcher:
 
     def _reads_objects(self) -> bool:
         """Tell whether any log dir raises no file events (a prefix in object storage)."""
-        return any(d.polled for d in self.options.log_dirs)
+        return any(self._polled())
+
+    def _polled(self) -> Iterator[LogSource]:
+        """Yield the log dirs that raise no file events: the watcher lists them itself."""
+        return (d for d in self.options.log_dirs if not d.event_dirs())
 
     def _poll_objects(self) -> set[tuple[Change, str]]:
         """List each polled log dir; return what changed since the last listing."""
@@ -229,9 +236,7 @@ class Watcher:
 
         self._listed_at = time.monotonic()
         changes: set[tuple[Change, str]] = set()
-        for log_dir in self.options.log_dirs:
-            if not log_dir.polled:
-                continue
+        for log_dir in self._polled():
             try:
                 now = log_dir.snapshot()  # a listing of its own: the build lists its own
             except SitegenError:

@@ -28,9 +28,6 @@ class LocalDir:
 
     __slots__ = ("path", "trust_names")
 
-    # inotify sees its changes (the watcher polls it itself with --poll).
-    polled = False
-
     def __init__(self, path: str | os.PathLike[str], trust_names: bool = True) -> None:
         self.path = Path(path)
         # Ballista renames a log into place when its job ends: a name listed again is that
@@ -64,6 +61,25 @@ class LocalDir:
     def local(self) -> Path:
         """Return the directory."""
         return self.path
+
+    def event_dirs(self) -> list[Path]:
+        """Return the directory: inotify sees its changes (the watcher polls it with --poll)."""
+        return [self.path]
+
+    def log_named(self, path: str) -> str | None:
+        """Return the file name of ``path`` if its parent is this directory (as given, or real)."""
+        parent, name = os.path.split(os.path.normpath(path))
+        if not name or parent not in (os.path.normpath(self.path), os.path.realpath(self.path)):
+            return None
+        return name
+
+    def holds(self, path: Path) -> bool:
+        """Tell whether ``path`` (links resolved) is this directory or inside it."""
+        return path.resolve().is_relative_to(self.path.resolve())
+
+    def within(self, path: Path) -> bool:
+        """Tell whether this directory (links resolved) is inside ``path``."""
+        return self.path.resolve().is_relative_to(path.resolve())
 
     def resolve(self) -> LocalDir:
         """Return the directory with links resolved."""

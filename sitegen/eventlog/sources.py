@@ -67,7 +67,10 @@ class LogSource(Protocol):
 
     @property
     def local(self) -> Path | None:
-        """Return the directory on this machine; None: not a local directory."""
+        """Return the directory on this machine; None: not a local directory.
+
+        Read within ``eventlog`` alone (links, notes): the build asks what a dir does.
+        """
 
     @property
     def trust_names(self) -> bool:
@@ -77,9 +80,24 @@ class LogSource(Protocol):
         and ETags): comparing them costs nothing more and sees a log rewritten in place.
         """
 
-    @property
-    def polled(self) -> bool:
-        """Tell whether the dir raises no file events: a watcher lists it (``snapshot``)."""
+    def event_dirs(self) -> list[Path]:
+        """Return the directories whose file events tell of this dir's logs.
+
+        Empty: it raises none, and a watcher lists it (``snapshot``) every poll instead.
+        """
+
+    def log_named(self, path: str) -> str | None:
+        """Return the name of this dir's log that a file event's ``path`` names.
+
+        None: ``path`` is no log of this dir (the dir itself, a file deeper down, elsewhere),
+        or this dir's events name no log by its path (it is listed instead).
+        """
+
+    def holds(self, path: Path) -> bool:
+        """Tell whether ``path`` is this dir or inside it: writing there could touch its logs."""
+
+    def within(self, path: Path) -> bool:
+        """Tell whether this dir is inside ``path``: replacing ``path`` would take its logs."""
 
     def resolve(self) -> LogSource:
         """Return the same dir named without links (itself where there are none)."""

@@ -100,8 +100,6 @@ class RemoteDir:
     # Its listing carries each object's size and ETag: comparing them all costs no request
     # more than the names, and sees a log rewritten in place.
     trust_names = False
-    # A store raises no file events: a watcher lists it every --poll seconds.
-    polled = True
     local: Path | None = None  # no directory on this machine: no notes, no links, no inotify
 
     def __init__(self, url: str, options: Mapping[str, Any] | None = None) -> None:
@@ -133,6 +131,22 @@ class RemoteDir:
     def name(self) -> str:
         """Return the prefix's last segment (``logs`` of ``s3://b/logs/``)."""
         return self.url.rstrip("/").rpartition("/")[2]
+
+    def event_dirs(self) -> list[Path]:
+        """Return none: a store raises no file events, a watcher lists it every --poll seconds."""
+        return []
+
+    def log_named(self, path: str) -> str | None:
+        """Return None: a watcher's polls name objects, but the build compares every listing."""
+        return None
+
+    def holds(self, path: Path) -> bool:
+        """Return False: no path on this machine is in a prefix of object storage."""
+        return False
+
+    def within(self, path: Path) -> bool:
+        """Return False: a prefix of object storage is inside no path on this machine."""
+        return False
 
     def resolve(self) -> RemoteDir:
         """Return itself: a URL has no links to resolve."""

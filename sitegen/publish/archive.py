@@ -63,7 +63,7 @@ def check_archive_path(archive: Path, output: Path, log_dirs: Iterable[LogSource
         # Publishing replaces the output: an archive inside it would vanish or pack itself.
         raise UsageError("archive must not be inside the output dir", archive)
     for log_dir in log_dirs:
-        if log_dir.local is not None and target.is_relative_to(log_dir.local.resolve()):
+        if log_dir.holds(target):
             raise UsageError("archive must not be inside the event-log dir", archive)
     if archive.is_dir():
         raise UsageError("archive path is a directory", archive)

@@ -27,6 +27,7 @@ from sitegen.publish.hosting import HIDDEN
 from sitegen.render.templates import default_template_dir
 
 if TYPE_CHECKING:
+    from sitegen.builder.hinted import Hint
     from sitegen.builder.options import BuildOptions
     from sitegen.builder.report import BuildReport
 
@@ -182,7 +183,7 @@ def inject(html: bytes) -> bytes:
 
 def serve(
     options: BuildOptions,
-    build: Callable[[frozenset[str] | None], BuildReport],
+    build: Callable[[Hint | None], BuildReport],
     output: Path,
     host: str,
     port: int,
