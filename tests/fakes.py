@@ -67,13 +67,28 @@ class MemoryLog:
 class MemorySource:
     """A dir of event logs held in memory: name -> (bytes, modification time in ns).
 
-    Polled (it raises no file events), not local, and its listing carries each log's numbers,
+    Polled (it raises no file events: ``event_dirs`` is empty), not local, and its listing carries each log's numbers,
     so no name is trusted: a log rewritten in place is seen. ``reads`` counts each log's reads.
     """
 
-    polled = True
     trust_names = False
     local: Path | None = None
+
+    def event_dirs(self) -> list[Path]:
+        """Return none: it raises no file events, so a watcher lists it every poll."""
+        return []
+
+    def log_named(self, path: str) -> str | None:
+        """Return None: no event names one of its logs."""
+        return None
+
+    def holds(self, path: Path) -> bool:
+        """Return False: no path on this machine is in memory."""
+        return False
+
+    def within(self, path: Path) -> bool:
+        """Return False: memory is inside no path on this machine."""
+        return False
 
     def __init__(self, label: str, logs: Mapping[str, tuple[bytes, int]] | None = None) -> None:
         self.label = label
