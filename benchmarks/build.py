@@ -38,7 +38,7 @@ from unittest import mock
 import msgspec
 
 import sitegen
-from sitegen.builder.mapstep import process_log, root_parents
+from sitegen.builder.map.jobs import process_log, root_parents
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.store import open_published
 from sitegen.diagnose import analysis
@@ -72,7 +72,7 @@ def map_context(pages: PageRenderer) -> Any:
     An older checkout (``PYTHONPATH``, to compare against) takes the renderer itself.
     """
     try:
-        from sitegen.builder.mapcontext import MapContext
+        from sitegen.builder.map.context import MapContext
     except ImportError:
         return pages
     return MapContext(pages)
@@ -496,7 +496,7 @@ def event_steps(logs: Path, site: Path) -> tuple[int, int] | None:
     from sitegen.builder import pipeline
 
     try:
-        from sitegen.builder.hinted import Hint
+        from sitegen.builder.plan.events import Hint
     except ImportError:
         return None
     counted = [0]

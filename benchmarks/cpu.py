@@ -35,12 +35,12 @@ from typing import Any
 import build  # this directory's benchmark: corpora, the naive build, run_build
 
 import sitegen
-import sitegen.builder.mapstep as mapstep
-import sitegen.builder.peek as peek_module
+import sitegen.builder.contexts.peek as peek_module
+import sitegen.builder.map.jobs as mapstep
 import sitegen.diagnose.analysis as analysis_module
 import sitegen.publish.writer as writer_module
 import sitegen.render.pages as pages_module
-from sitegen.builder.mapstep import process_log, root_parents
+from sitegen.builder.map.jobs import process_log, root_parents
 from sitegen.eventlog.discover import discover
 from sitegen.layout import PARTS_DIR
 from sitegen.render.pages import PageRenderer

@@ -45,8 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.servers: the same nginx the tests start
 
-from sitegen.builder.mapcontext import MapContext  # noqa: E402
-from sitegen.builder.mapstep import process_log, root_parents  # noqa: E402
+from sitegen.builder.map.context import MapContext  # noqa: E402
+from sitegen.builder.map.jobs import process_log, root_parents  # noqa: E402
 from sitegen.eventlog.classify import judge  # noqa: E402
 from sitegen.eventlog.discover import LogFile  # noqa: E402
 from sitegen.eventlog.reader import read_log  # noqa: E402

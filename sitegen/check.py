@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sitegen.builder.map.pool import pool_map
 from sitegen.builder.options import limits_of
-from sitegen.builder.parallel import pool_map
-from sitegen.builder.plan import build_timestamp
-from sitegen.builder.retention import STALE_AFTER
+from sitegen.builder.plan.planner import build_timestamp
+from sitegen.builder.select.retention import STALE_AFTER
 from sitegen.builder.state.records import LogOutcome
 from sitegen.diagnose import gate
 from sitegen.eventlog.classify import Candidate, duplicates
@@ -68,14 +68,14 @@ def check_log(log: LogFile, limits: LogLimits = DEFAULT_LIMITS) -> LogOutcome:
     job's summary. A log's failure is its problem as in a build (``read_and_analyse``).
     """
     # The map step's own first half; it loads the renderers, so not when this module loads.
-    from sitegen.builder.mapstep import read_and_analyse
+    from sitegen.builder.map.jobs import read_and_analyse
 
     return read_and_analyse(log, limits).outcome
 
 
 def _killed(log: LogFile, how: str) -> LogOutcome:
     """Return what checking a log found when its worker process died (``how``)."""
-    from sitegen.builder.mapstep import died_outcome
+    from sitegen.builder.map.jobs import died_outcome
 
     return died_outcome(log, how, digest=False)
 
@@ -118,7 +118,7 @@ def check(
     limits = limits or check_limits()
     logs = discover_all(dirs, follow_links)
     # A dir that lists a .running log names logs the Ballista #2405 way: there a .eventlog
-    # without JobEnd ended unrecorded (a build also remembers renames: builder/renaming.py).
+    # without JobEnd ended unrecorded (a build also remembers renames: builder/plan/renaming.py).
     renaming = logs.running_dirs()
     if renaming:
         limits = dataclasses.replace(limits, renaming=limits.renaming | renaming)

@@ -38,7 +38,7 @@ def build(
         if options.get(name) is not None:
             options[name] = Path(options[name])
     if isinstance(options.get("max_site_size"), str):
-        from sitegen.builder.sitesize import parse_size
+        from sitegen.builder.select.sitesize import parse_size
 
         options["max_site_size"] = parse_size(options["max_site_size"])
     dirs = as_log_dirs(log_dirs, options.get("storage_options"))

@@ -13,14 +13,14 @@ from typing import Any
 
 def dask_setup(worker: Any) -> None:
     """Make the map step of this worker kill it on the poisoned log."""
-    from sitegen.builder import cluster
+    from sitegen.builder.map import dask_mapper
 
     poisoned = os.environ["SITEGEN_TEST_POISON"]
-    original = cluster.process_log
+    original = dask_mapper.process_log
 
     def process_log(log: Any, *args: Any) -> Any:
         if log.key == poisoned:
             os.kill(os.getpid(), signal.SIGKILL)
         return original(log, *args)
 
-    cluster.process_log = process_log  # type: ignore[assignment]
+    dask_mapper.process_log = process_log  # type: ignore[assignment]

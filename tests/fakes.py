@@ -16,12 +16,12 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from sitegen.builder.mapstep import part_dir, process_log
+from sitegen.builder.map.jobs import part_dir, process_log
 
 if TYPE_CHECKING:
-    from sitegen.builder.mapcontext import MapContext
-    from sitegen.builder.mappers import Mapper, OnResult, Uploads
-    from sitegen.builder.mapstep import Progress
+    from sitegen.builder.map.context import MapContext
+    from sitegen.builder.map.jobs import Progress
+    from sitegen.builder.map.mapper import Mapper, OnResult, Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.eventlog.sources import LogSink, LogSource

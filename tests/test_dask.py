@@ -33,11 +33,11 @@ pytestmark = pytest.mark.slow
 def _no_client_left() -> Iterator[None]:
     """Close the clients a test's builds made: their threads would stop later tests' forks."""
     yield
-    from sitegen.builder import cluster
+    from sitegen.builder.map import dask_mapper
 
-    for made in cluster._clients.values():
+    for made in dask_mapper._clients.values():
         made.close()
-    cluster._clients.clear()
+    dask_mapper._clients.clear()
 
 
 @dataclass
@@ -133,7 +133,7 @@ def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Pop
 
 
 def _wait_for_workers(address: str, count: int) -> Any:
-    from sitegen.builder.cluster import client
+    from sitegen.builder.map.dask_mapper import client
 
     dask = client(address)
     dask.wait_for_workers(count, timeout=60)
@@ -205,7 +205,7 @@ def separate_cluster(tmp_path: Path) -> Iterator[Separate]:
 def test_separate_dask_processes_write_the_jobs_themselves_byte_for_byte(
     separate_cluster: Separate, example_logs: Path, tmp_path: Path
 ) -> None:
-    from sitegen.builder.cluster import shares_output
+    from sitegen.builder.map.dask_mapper import shares_output
 
     address = separate_cluster.address
     separate_cluster.add_worker()
@@ -234,7 +234,7 @@ def test_a_worker_that_sees_another_output_dir_sends_bytes_and_the_site_is_the_s
     separate_cluster: Separate, example_logs: Path, tmp_path: Path
 ) -> None:
     """The worker's mount namespace hides the output's parent behind an empty tmpfs."""
-    from sitegen.builder.cluster import shares_output
+    from sitegen.builder.map.dask_mapper import shares_output
 
     address = separate_cluster.address
     hidden = tmp_path / "out"
@@ -382,7 +382,7 @@ def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_pat
 def test_chunks_hold_every_log_once_in_order_and_shrink_to_one_at_the_end(
     sizes: list[int], threads: int
 ) -> None:
-    from sitegen.builder.cluster import CHUNK, CHUNK_BYTES, _chunks
+    from sitegen.builder.map.dask_mapper import CHUNK, CHUNK_BYTES, _chunks
 
     numbers = list(range(len(sizes)))
     chunks = _chunks(numbers, threads, sizes)
@@ -395,7 +395,7 @@ def test_chunks_hold_every_log_once_in_order_and_shrink_to_one_at_the_end(
 
 
 def test_chunks_of_many_small_logs_are_full_until_the_end() -> None:
-    from sitegen.builder.cluster import _chunks
+    from sitegen.builder.map.dask_mapper import _chunks
 
     lengths = [len(chunk) for chunk in _chunks(list(range(1000)), 2, [15_000] * 1000)]
     assert lengths[:12] == [64] * 12 and lengths[-4:] == [1] * 4
@@ -405,7 +405,7 @@ def test_chunks_of_many_small_logs_are_full_until_the_end() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 5000), st.integers(1, 16))
 def test_peeks_go_in_a_few_even_chunks_a_worker_thread(count: int, threads: int) -> None:
-    from sitegen.builder.cluster import EACH_CHUNK, GUIDE, _even_chunks
+    from sitegen.builder.map.dask_mapper import EACH_CHUNK, GUIDE, _even_chunks
 
     chunks = _even_chunks(count, threads)
     assert [n for chunk in chunks for n in chunk] == list(range(count))

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder import datafiles
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.reduce import datafiles
 from sitegen.examples.generator import BASE_TIME_MS
 from tests import sqldata
 from tests.conftest import require_module

@@ -296,7 +296,7 @@ def test_workflow_matches_the_github_workflows_schema(tmp_path: Path) -> None:
     assert bad.returncode != 0
 
 
-# Code names in the docs: a backticked source path (`sitegen/render/urls.py`, `builder/plan.py`,
+# Code names in the docs: a backticked source path (`sitegen/render/urls.py`, `builder/plan/planner.py`,
 # `benchmarks/cpu.py`) or a dotted name (`sitegen.render.urls.TASKS_PER_PAGE`,
 # `eventlog.sources.LogSource`) must name something in the tree as it is when the test runs.
 # A path or name whose first segment is a package of sitegen (`builder`, `render`…) is taken as

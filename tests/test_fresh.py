@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.builder.fresh import Fresh, FreshLogs, Pick
+from sitegen.builder.map.mapped import Fresh, FreshLogs, Pick
 from sitegen.eventlog.logfiles import LogFile
 
 SIZE = 40

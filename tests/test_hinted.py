@@ -1,6 +1,6 @@
-"""A watcher's events as names in and out (builder/hinted.py), diffed with the state's logs.
+"""A watcher's events as names in and out (builder/plan/events.py), diffed with the state's logs.
 
-The listing diff (builder/trusted.py) fed by events gives the logs a listing would, without
+The listing diff (builder/plan/listing.py) fed by events gives the logs a listing would, without
 listing a dir or rebuilding its listing; the watcher's fallbacks list the dirs.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.hinted import Hint, KeptLogs, heard_names
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.plan.events import Hint, KeptLogs, heard_names
+from sitegen.builder.plan.listing import Listed, logs_from_events, trusted_logs
 from sitegen.builder.state.store import State, open_published
-from sitegen.builder.trusted import Listed, logs_from_events, trusted_logs
 from sitegen.errors import SitegenError
 from sitegen.eventlog.discover import list_dirs
 from sitegen.eventlog.localdir import LocalDir

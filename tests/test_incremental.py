@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder import plan, run_contexts
+from sitegen.builder.contexts import foresight
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.plan import planner
 from sitegen.builder.report import BuildReport
 from sitegen.builder.state.identity import changed_logs, identity_digest
 from sitegen.builder.state.records import Identities
@@ -235,7 +236,7 @@ def test_a_no_op_reads_identities_not_the_state_whole(
         raise AssertionError("a no-op loaded every log's row or selected again")
 
     monkeypatch.setattr(State, "known", refuse)
-    monkeypatch.setattr(plan, "select", refuse)
+    monkeypatch.setattr(planner, "select", refuse)
     monkeypatch.setattr(State, "site_bytes", refuse)  # the size the build measured
     quick = build(BuildOptions(example_logs, site, max_jobs=20))
     assert quick.up_to_date and quick.rebuilt == 0
@@ -661,7 +662,7 @@ def test_baselines_decoded_a_few_at_a_time_give_the_same_contexts(
     """Run contexts made two baselines at a time equal those made all at once."""
     logs = _hourly_runs(tmp_path / "logs", 7)
     build(BuildOptions(logs, tmp_path / "at-once", workers=1))
-    monkeypatch.setattr(run_contexts, "BASELINES_AT_ONCE", 2)
+    monkeypatch.setattr(foresight, "BASELINES_AT_ONCE", 2)
     build(BuildOptions(logs, tmp_path / "by-two", workers=1))
     assert tree(tmp_path / "by-two") == tree(tmp_path / "at-once")
     # Each page compares its run with its baseline, the run before it (all succeeded).

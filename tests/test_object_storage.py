@@ -307,7 +307,7 @@ def _killed_publish(b: str, cache: Path, after: int) -> None:
             real(self, [item])
 
     objectstore.Store.put_many = put_many  # type: ignore[method-assign]
-    from sitegen.builder.objectsite import local_copy
+    from sitegen.builder.targets.bucket import local_copy
 
     url = f"s3://{b}/site/"
     build(

@@ -229,7 +229,7 @@ def test_an_exception_on_one_log_is_its_problem_row(
 def test_check_reports_an_exception_on_one_log_as_its_problem(
     example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sitegen.builder import mapstep
+    from sitegen.builder.map import jobs as map_jobs
     from sitegen.diagnose.analysis import analyse as original
 
     def analyse(read: Any, file: str, log_bytes: int = 0) -> Any:
@@ -237,7 +237,7 @@ def test_check_reports_an_exception_on_one_log_as_its_problem(
             raise MemoryError
         return original(read, file, log_bytes)
 
-    monkeypatch.setattr(mapstep, "analyse", analyse)  # check runs the map step's own
+    monkeypatch.setattr(map_jobs, "analyse", analyse)  # check runs the map step's own
     result = CliRunner().invoke(cli, ["check", "--event-log-dir", str(example_logs)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "Ca05RFR.eventlog: error: unreadable: sitegen ran out of memory" in result.output
@@ -266,16 +266,16 @@ def test_a_worker_killed_between_making_a_jobs_directories_and_claiming_them_lea
     tmp_path: Path, example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The job's directories made, the claims line not yet written: they go with the log."""
-    from sitegen.builder import mapstep
+    from sitegen.builder.map import jobs as map_jobs
 
-    original = mapstep._mark_claim
+    original = map_jobs._mark_claim
 
     def mark_claim(part: Path, roots: list[str]) -> None:
         if roots[0].endswith("/Ca05RFR"):
             _die()  # in a worker, and again in the process the log is mapped alone in
         original(part, roots)
 
-    monkeypatch.setattr(mapstep, "_mark_claim", mark_claim)
+    monkeypatch.setattr(map_jobs, "_mark_claim", mark_claim)
     report = build(BuildOptions(example_logs, tmp_path / "site", workers=2))
     assert report.published == 24
     assert "killed by signal 9" in problem_of(report, "Ca05RFR.eventlog").message
@@ -286,16 +286,16 @@ def test_a_worker_killed_between_making_a_jobs_directories_and_claiming_them_lea
 def test_check_survives_a_killed_worker(
     example_logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sitegen.builder import mapstep
+    from sitegen.builder.map import jobs as map_jobs
 
-    original = mapstep.read_and_analyse  # what check runs on each log
+    original = map_jobs.read_and_analyse  # what check runs on each log
 
     def read_and_analyse(log: Any, limits: Any) -> Any:
         if log.name == "Ca05RFR.eventlog":
             _die()
         return original(log, limits)
 
-    monkeypatch.setattr(mapstep, "read_and_analyse", read_and_analyse)
+    monkeypatch.setattr(map_jobs, "read_and_analyse", read_and_analyse)
     report = check(example_logs, workers=2)
     (problem,) = [p for p in report.problems if p.file == "Ca05RFR.eventlog"]
     assert "killed by signal 9" in problem.message
@@ -382,7 +382,7 @@ def test_no_log_is_modified(tmp_path: Path) -> None:
 
 
 def test_a_log_forgets_only_what_it_claimed_since_it_was_last_forgotten(tmp_path: Path) -> None:
-    from sitegen.builder.mapstep import _mark_claim, claimed_roots, forget_claim
+    from sitegen.builder.map.jobs import _mark_claim, claimed_roots, forget_claim
 
     staging = tmp_path / "staging"
     part, other = staging / "parts" / "7", staging / "parts" / "8"

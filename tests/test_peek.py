@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.builder.mapstep import read_and_analyse
-from sitegen.builder.peek import peek
-from sitegen.builder.run_contexts import forecast
+from sitegen.builder.contexts.foresight import forecast
+from sitegen.builder.contexts.peek import peek
+from sitegen.builder.map.jobs import read_and_analyse
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.schema import run_source
 from sitegen.diagnose.recurring import Run

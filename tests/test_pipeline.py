@@ -336,12 +336,13 @@ def test_a_build_that_maps_every_log_forks_its_workers_before_listing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A forked worker starts as a copy of its parent: fork before the listing's strings."""
-    from sitegen.builder import parallel, pipeline
+    from sitegen.builder import pipeline
+    from sitegen.builder.map import pool
 
     steps: list[str] = []
-    fork, list_dirs = parallel.EarlyWorkers.fork, pipeline.list_dirs
+    fork, list_dirs = pool.EarlyWorkers.fork, pipeline.list_dirs
 
-    def forking(self: parallel.EarlyWorkers) -> object:
+    def forking(self: pool.EarlyWorkers) -> object:
         steps.append("fork")
         return fork(self)
 
@@ -349,7 +350,7 @@ def test_a_build_that_maps_every_log_forks_its_workers_before_listing(
         steps.append("list")
         return list_dirs(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parallel.EarlyWorkers, "fork", forking)
+    monkeypatch.setattr(pool.EarlyWorkers, "fork", forking)
     monkeypatch.setattr(pipeline, "list_dirs", listing)
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder import peek
-from sitegen.builder.mapcontext import MapContext
-from sitegen.builder.mapstep import process_log, root_parents
+from sitegen.builder.contexts import peek
+from sitegen.builder.map.context import MapContext
+from sitegen.builder.map.jobs import process_log, root_parents
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.eventlog import rawlog, sources

@@ -9,7 +9,7 @@ import pytest
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
-from sitegen.builder.retention import parse_age
+from sitegen.builder.select.retention import parse_age
 from sitegen.errors import UsageError
 from sitegen.examples.generator import BASE_TIME_MS
 from tests.logs import job_lines, write

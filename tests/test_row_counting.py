@@ -8,9 +8,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from sitegen.builder.contexts.foresight import forecast
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
-from sitegen.builder.run_contexts import forecast
 from sitegen.diagnose import recurring
 from sitegen.diagnose.analysis import analyse
 from sitegen.diagnose.counting import BEFORE, PR_2435, UNKNOWN, counting, produced_rows

@@ -1,4 +1,4 @@
-"""Selection by query (builder/selection.py) against a plain Python statement of the rules."""
+"""Selection by query (builder/select/selection.py) against a plain Python statement of the rules."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder.selection import Selection, select
-from sitegen.builder.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
+from sitegen.builder.select.selection import Selection, select
+from sitegen.builder.select.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
 from sitegen.builder.state.store import State
 from sitegen.eventlog.classify import duplicates
 from sitegen.model import newest_first

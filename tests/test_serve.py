@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.hinted import Hint
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.plan.events import Hint
 from sitegen.builder.report import BuildReport
 from sitegen.serve.server import serve
 from tests.logs import job_lines, write

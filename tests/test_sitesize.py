@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
-from sitegen.builder.sitesize import (
+from sitegen.builder.select.sitesize import (
     LISTING_BYTES_PER_JOB,
     SITE_RESERVE_BYTES,
     parse_size,

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.hinted import Hint
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
-from sitegen.builder.plan import check_paths
+from sitegen.builder.plan.events import Hint
+from sitegen.builder.plan.planner import check_paths
 from sitegen.builder.watch import Watcher, watched_paths
 from sitegen.errors import UsageError
 from sitegen.eventlog.localdir import LocalDir

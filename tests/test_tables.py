@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.mapstep import read_and_analyse
+from sitegen.builder.map.jobs import read_and_analyse
 from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
 from sitegen.errors import UsageError

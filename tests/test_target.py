@@ -14,11 +14,11 @@ import pytest
 
 from sitegen.builder import pipeline
 from sitegen.builder.compose import Parts, compose
-from sitegen.builder.mapcontext import MapContext
-from sitegen.builder.mappers import LocalMapper
+from sitegen.builder.map.context import MapContext
+from sitegen.builder.map.mapper import LocalMapper
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.report import BuildReport
-from sitegen.builder.target import LocalPublishing, LocalTarget, Move
+from sitegen.builder.targets.local import LocalPublishing, LocalTarget, Move
 from sitegen.eventlog.limits import LogLimits
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.layout import PARTS_DIR
@@ -27,8 +27,8 @@ from tests.logs import job_lines, write
 from tests.sitetree import tree
 
 if TYPE_CHECKING:
-    from sitegen.builder.mappers import Uploads
-    from sitegen.builder.target import Publishing, PublishTarget
+    from sitegen.builder.map.mapper import Uploads
+    from sitegen.builder.targets.local import Publishing, PublishTarget
 
 
 class Recording(LocalPublishing):

@@ -7,8 +7,8 @@ import jinja2
 import pytest
 from click.testing import CliRunner, Result
 
+from sitegen.builder.map.pool import MIN_ITEMS
 from sitegen.builder.options import BuildOptions
-from sitegen.builder.parallel import MIN_ITEMS
 from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
 from sitegen.cli import cli

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder import pipeline, plan
-from sitegen.builder import trusted as trusted_module
+from sitegen.builder import pipeline
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.plan import listing as trusted_module
+from sitegen.builder.plan import planner
 from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.eventlog import discover
@@ -47,8 +48,8 @@ def no_full_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         stat_ed.extend(keys)
         return discover.discover_keys(dirs, keys, follow)
 
-    monkeypatch.setattr(plan, "discover_all", refuse)
-    monkeypatch.setattr(plan, "discover_keys", spy)
+    monkeypatch.setattr(planner, "discover_all", refuse)
+    monkeypatch.setattr(planner, "discover_keys", spy)
     monkeypatch.setattr(trusted_module, "discover_keys", spy)
     return stat_ed
 
@@ -223,7 +224,7 @@ def test_a_trusting_build_stats_each_log_when_the_names_cannot_be_spliced(
         listed.append(len(found))
         return found
 
-    monkeypatch.setattr(plan, "discover_all", counting)
+    monkeypatch.setattr(planner, "discover_all", counting)
     # More names in and out than splicing is worth: every log is stat-ed.
     with monkeypatch.context() as m:
         m.setattr(trusted_module, "SPLICE_LIMIT", 0)
@@ -258,7 +259,7 @@ def test_a_log_dir_with_the_stamps_of_the_last_listing_is_not_listed_again(
         return discover.list_dirs(dirs)
 
     monkeypatch.setattr(pipeline, "list_dirs", counting)
-    monkeypatch.setattr(plan, "list_dirs", counting)
+    monkeypatch.setattr(planner, "list_dirs", counting)
     # Modified just now: a file could still come within the dir clock's tick, unseen.
     assert build(BuildOptions(example_logs, site)).up_to_date
     assert build(BuildOptions(example_logs, site)).up_to_date

@@ -63,7 +63,7 @@ def test_fast_links_match_the_url_table() -> None:
 
 
 def test_each_job_directory_is_named_for_its_tree_and_its_parent_made_first() -> None:
-    from sitegen.builder.mapstep import root_parents
+    from sitegen.builder.map.jobs import root_parents
     from sitegen.render.pages import PageRenderer
 
     api_dir, pages_dir = layout.api_job_dir("a b"), urls.job_pages_dir("a b")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.builder.hinted import Hint
+from sitegen.builder.plan.events import Hint
 from sitegen.model import RunningJob
 from tests.logs import job_lines, write
 

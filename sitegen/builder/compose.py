@@ -3,7 +3,7 @@
 Every way into a build (``sitegen build``, ``--watch``, ``sitegen serve``, ``sitegen.build``)
 makes its options with ``site_output`` and builds through ``pipeline.build``, which asks
 ``compose`` for the parts: a ``Mapper`` (this machine's workers, or a Dask cluster) and a
-``PublishTarget`` (``builder.target``: a local directory, or a bucket through a local copy).
+``PublishTarget`` (``builder.targets.local``: a local directory, or a bucket through a local copy).
 Where the logs come from is the log dirs' own part (``eventlog.sources``). No other module
 asks which part it has.
 """
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sitegen.builder.mappers import LocalMapper, Mapper
+from sitegen.builder.map.mapper import LocalMapper, Mapper
 from sitegen.builder.options import BuildOptions
-from sitegen.builder.target import LocalTarget, PublishTarget
+from sitegen.builder.targets.local import LocalTarget, PublishTarget
 from sitegen.errors import SitegenError, UsageError
 from sitegen.text.storage_url import is_url
 
@@ -34,14 +34,14 @@ def compose(options: BuildOptions) -> Parts:
     """Return the parts the options ask for."""
     mapper: Mapper
     if options.dask_scheduler is not None:
-        from sitegen.builder.cluster import DaskMapper  # distributed: only when asked
+        from sitegen.builder.map.dask_mapper import DaskMapper  # distributed: only when asked
 
         mapper = DaskMapper(options.dask_scheduler, options.workers)
     else:
         mapper = LocalMapper(options.workers)
     target: PublishTarget = LocalTarget()
     if options.publish_url is not None:
-        from sitegen.builder.objectsite import BucketTarget
+        from sitegen.builder.targets.bucket import BucketTarget
 
         target = BucketTarget(options.publish_url)
     return Parts(mapper, target)
@@ -58,7 +58,7 @@ def site_output(
     (under ``cache_dir``), then published to the bucket; ``state_url`` is for such an output.
     """
     if is_url(output):
-        from sitegen.builder.objectsite import local_copy
+        from sitegen.builder.targets.bucket import local_copy
 
         url = str(output)
         local = local_copy(url, Path(cache_dir) if cache_dir is not None else None)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sitegen.builder.retention import STALE_AFTER, parse_age, parse_stale_after
+from sitegen.builder.select.retention import STALE_AFTER, parse_age, parse_stale_after
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import as_log_dirs
 from sitegen.eventlog.limits import MAX_LINE_BYTES, MAX_LOG_BYTES, LogLimits
@@ -26,7 +26,7 @@ class BuildOptions:
     # Current + archive, several schedulers: one or more directories (or storage prefixes).
     log_dirs: tuple[LogSource, ...]
     # The directory the site is built into. Publishing to object storage (``publish_url``),
-    # it is the local copy of the site the bucket is synced from (see builder/objectsite.py).
+    # it is the local copy of the site the bucket is synced from (see builder/targets/bucket.py).
     output: Path
     strict: bool = False
     workers: int | None = None
@@ -132,7 +132,7 @@ def log_limits(
 ) -> LogLimits:
     """Return the limits a build reads and judges its logs by, ``now`` its clock (seconds).
 
-    ``renaming``: the dirs that name logs the Ballista #2405 way (builder/renaming.py).
+    ``renaming``: the dirs that name logs the Ballista #2405 way (builder/plan/renaming.py).
     """
     limits = limits_of(options.max_log_size, options.max_line_size, options.stale_after, now)
     return dataclasses.replace(limits, renaming=renaming) if renaming else limits

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from sitegen.builder import gcpause, guard
 from sitegen.builder.compose import compose
-from sitegen.builder.hinted import Hint, heard_names
-from sitegen.builder.mappers import Mapper
+from sitegen.builder.map.mapper import Mapper
 from sitegen.builder.options import RUN_OPTIONS, BuildOptions, log_limits
-from sitegen.builder.plan import (
+from sitegen.builder.plan.events import Hint, heard_names
+from sitegen.builder.plan.listing import Listed, keep_logs, logs_from_events
+from sitegen.builder.plan.planner import (
     BuildRun,
     LeanerSite,
     build_timestamp,
@@ -33,8 +34,7 @@ from sitegen.builder.report import BuildReport
 from sitegen.builder.state import identity
 from sitegen.builder.state.schema import DAMAGE
 from sitegen.builder.state.store import load
-from sitegen.builder.target import Publishing, stopped
-from sitegen.builder.trusted import Listed, keep_logs, logs_from_events
+from sitegen.builder.targets.local import Publishing, stopped
 from sitegen.errors import SitegenError
 from sitegen.eventlog.discover import (
     has_logs,
@@ -44,8 +44,8 @@ from sitegen.eventlog.notes import NoteIndex, notes_dirs
 from sitegen.render.templates import template_sources
 
 if TYPE_CHECKING:
-    from sitegen.builder.mapcontext import MapContext
-    from sitegen.builder.mapstep import Progress
+    from sitegen.builder.map.context import MapContext
+    from sitegen.builder.map.jobs import Progress
     from sitegen.publish.archive import ArchiveResult
 
 
@@ -64,7 +64,7 @@ def build(
     listed job complete; the state's transaction commits last. Builds into one output
     take turns; ``on_wait`` is called when this one has to wait for another. ``hint``: the
     paths a watcher's file events named since the last build, so that the log dirs need not
-    be listed again, and the logs it keeps between builds (builder/hinted.py).
+    be listed again, and the logs it keeps between builds (builder/plan/events.py).
     """
     parts = compose(options)
     check_paths(options)
@@ -213,7 +213,7 @@ def _run(
         if report is not None:
             return report
         # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
-        from sitegen.builder.steps import map_and_publish
+        from sitegen.builder.modes import map_and_publish
 
         return map_and_publish(run, site, _map_context(run), progress)
     finally:
@@ -223,7 +223,7 @@ def _run(
 
 def _map_context(run: BuildRun) -> MapContext:
     """Return the map step's context for this build, its renderer's per-job templates compiled."""
-    from sitegen.builder.mapcontext import MapContext
+    from sitegen.builder.map.context import MapContext
     from sitegen.render.pages import PageRenderer
 
     options = run.options

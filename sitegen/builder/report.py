@@ -57,7 +57,7 @@ class BuildReport:
     # What the publish target did to put the site in place (its own report; a bucket's
     # adds its sync): None for a build with nothing to do into a local directory.
     publish: PublishReport | None = None
-    # Whether the log dirs' listings came from a watcher's file events (builder/hinted.py)
+    # Whether the log dirs' listings came from a watcher's file events (builder/plan/events.py)
     # rather than from listing the dirs.
     listed_from_events: bool = False
     # The wall seconds of each step of a build that mapped something (map, select,

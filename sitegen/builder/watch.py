@@ -23,8 +23,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder.hinted import RELIST_SECONDS, Hint, KeptLogs
 from sitegen.builder.options import BuildOptions
+from sitegen.builder.plan.events import RELIST_SECONDS, Hint, KeptLogs
 from sitegen.builder.report import BuildReport
 from sitegen.errors import SitegenError, UsageError
 
@@ -137,7 +137,7 @@ class Watcher:
         self.running = False
         # Whether a build is running now (a stop signal then ends it: see commands/watch.py).
         self.busy = False
-        # Every path the events named since the last build, handed to it (builder/hinted.py)
+        # Every path the events named since the last build, handed to it (builder/plan/events.py)
         # once a build has listed the dirs and none failed since; and when one last listed.
         self._heard: set[str] = set()
         self._hint_ok = False
@@ -152,7 +152,7 @@ class Watcher:
         done = Publish(self.publishes, reason, changes, 0.0)
         self.busy = True
         heard, self._heard = frozenset(self._heard), set()
-        # Listed again when the events may not tell all: see builder/hinted.py.
+        # Listed again when the events may not tell all: see builder/plan/events.py.
         fresh = time.monotonic() - self._listed_at_build < RELIST_SECONDS
         paths = heard if self._hint_ok and fresh and reason in HINTED else None
         self._hint_ok = False  # until this build is known to have gone through

@@ -164,7 +164,7 @@ def publish_json(done: Publish) -> str:
             "changes": done.changes,
             "seconds": round(done.seconds, 3),
             "error": done.error,
-            # Whether the build took the log dirs' names from the events (builder/hinted.py).
+            # Whether the build took the log dirs' names from the events (builder/plan/events.py).
             "listed_from_events": done.report.listed_from_events if done.report else False,
             "build": _summary(done.report) if done.report else None,
         }

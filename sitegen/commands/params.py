@@ -72,7 +72,7 @@ class Size(click.ParamType):  # type: ignore[type-arg]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         """Turn the text into bytes (bad values are usage errors, exit 2)."""
-        from sitegen.builder.sitesize import parse_size
+        from sitegen.builder.select.sitesize import parse_size
         from sitegen.errors import UsageError
 
         if isinstance(value, int):

@@ -4,7 +4,7 @@ msgpack of each table's ``Part``: its number columns as little-endian bytes (a c
 ``tasks`` of ``SHUFFLE_FROM`` items or more byte-shuffled, so that zstd finds the bytes that
 vary little together; a table ``BY_ROW`` in one buffer), then its text columns;
 zstd-compressed. The map step encodes it; the reduce decodes the blobs of the segments it
-writes (builder/datafiles.py) and ``render.parquet`` joins their parts.
+writes (builder/reduce/datafiles.py) and ``render.parquet`` joins their parts.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from sitegen.publish.hosting import HIDDEN
 from sitegen.render.templates import default_template_dir
 
 if TYPE_CHECKING:
-    from sitegen.builder.hinted import Hint
     from sitegen.builder.options import BuildOptions
+    from sitegen.builder.plan.events import Hint
     from sitegen.builder.report import BuildReport
 
 RELOAD_PREFIX = "/__sitegen/"

@@ -1,4 +1,4 @@
-"""The SQL tables' rows of each job and the data files they are in (builder/datafiles.py)."""
+"""The SQL tables' rows of each job and the data files they are in (builder/reduce/datafiles.py)."""
 
 from __future__ import annotations
 

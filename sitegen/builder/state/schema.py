@@ -97,7 +97,7 @@ CREATE INDEX log_bytes ON log(published, bytes);
 CREATE INDEX log_class ON log(classification);
 CREATE INDEX log_noted ON log(job_id, note_sha256) WHERE published AND note_sha256 <> '';
 CREATE INDEX log_identity ON log(key, size, mtime_ns);
--- Selection by query (builder/selection.py): the logs that claim each job id, latest
+-- Selection by query (builder/select/selection.py): the logs that claim each job id, latest
 -- completion first; every completed log in the API's order, newest first.
 CREATE INDEX log_claim ON log(job_id, completed_at DESC, key) WHERE job_id IS NOT NULL;
 CREATE INDEX log_order ON log(start_time DESC, job_id) WHERE job_id IS NOT NULL;
@@ -219,7 +219,7 @@ WHEN NEW.published <> OLD.published BEGIN
 END;
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 -- The finished logs a build saw as <id>.eventlog.running before (Ballista #2405 renames a
--- log when its job ends): their dir names logs so (builder/renaming.py). Gone with the log.
+-- log when its job ends): their dir names logs so (builder/plan/renaming.py). Gone with the log.
 CREATE TABLE renamed(key TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
 CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
@@ -234,7 +234,7 @@ CREATE TABLE list_page(name TEXT PRIMARY KEY, signature TEXT NOT NULL);
 -- Each mapped job's rows of the SQL tables (render.tables' blob; NULL: the log has no job
 -- now), and the segment of data files they are in (NULL: in none). ``stale``: mapped since
 -- its segment's files were written. A segment's files are rewritten when a job of it comes,
--- goes or changes: cost follows the change (builder/datafiles.py).
+-- goes or changes: cost follows the change (builder/reduce/datafiles.py).
 CREATE TABLE data_row(
     key TEXT PRIMARY KEY,
     rows BLOB,

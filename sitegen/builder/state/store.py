@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from sitegen.builder.state.data import DataRows
-from sitegen.builder.state.peeks import Peeks
-from sitegen.builder.state.plan import PlanQueries
+from sitegen.builder.state.known import PlanQueries
+from sitegen.builder.state.peeked_runs import Peeks
 from sitegen.builder.state.queries import ReduceQueries
 from sitegen.builder.state.schema import FORMAT, SCHEMA
 from sitegen.builder.state.writes import Writes

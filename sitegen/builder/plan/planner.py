@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from sitegen.builder import selection
 from sitegen.builder.idcollisions import published_collisions
-from sitegen.builder.mappers import LocalMapper, Mapper
+from sitegen.builder.map.mapper import LocalMapper, Mapper
 from sitegen.builder.options import BuildOptions, log_limits
-from sitegen.builder.renaming import rejudged, renames, renaming_dirs
+from sitegen.builder.plan.listing import Listed, trusted_logs
+from sitegen.builder.plan.renaming import rejudged, renames, renaming_dirs
 from sitegen.builder.report import BuildReport
-from sitegen.builder.retention import parse_age
-from sitegen.builder.selection import Selection
+from sitegen.builder.select import selection
+from sitegen.builder.select.retention import parse_age
+from sitegen.builder.select.selection import Selection
 from sitegen.builder.state.identity import (
     changed_logs,
     identity_digest,
@@ -31,7 +32,6 @@ from sitegen.builder.state.identity import (
 )
 from sitegen.builder.state.records import Chosen, Known
 from sitegen.builder.state.store import State
-from sitegen.builder.trusted import Listed, trusted_logs
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import (
     check_log_dir,
@@ -121,11 +121,11 @@ class BuildRun:
     dir_stamps: list[list[int]] | None = None
     stamped_ns: int = 0
     # The dirs (key prefixes) that name logs the Ballista #2405 way, and the finished logs
-    # found renamed from ``.running`` since the last build (builder/renaming.py).
+    # found renamed from ``.running`` since the last build (builder/plan/renaming.py).
     renaming: frozenset[str] = frozenset()
     renamed: list[str] = field(default_factory=list)
-    # Whether ``listings`` came from a watcher's file events (builder/hinted.py), and the
-    # logs that listing diff found (builder/trusted.py): the plan then lists nothing.
+    # Whether ``listings`` came from a watcher's file events (builder/plan/events.py), and the
+    # logs that listing diff found (builder/plan/listing.py): the plan then lists nothing.
     listed_from_events: bool = False
     listed: Listed | None = None
 
@@ -150,7 +150,7 @@ class BuildRun:
     def logs(self) -> LogList:
         """Return every log, stat-ed, in order (made when first needed: see quick_no_op).
 
-        A trusting plan sets it from the state's numbers instead (builder/trusted.py).
+        A trusting plan sets it from the state's numbers instead (builder/plan/listing.py).
         """
         options = self.options
         return discover_all(options.log_dirs, options.follow_links, self.listings)

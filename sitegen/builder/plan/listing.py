@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from sitegen.builder.hinted import Heard, KeptLogs
+from sitegen.builder.plan.events import Heard, KeptLogs
 from sitegen.builder.state.store import State
 from sitegen.eventlog.discover import discover_keys, key_prefixes
 from sitegen.eventlog.logfiles import LogList, split_name

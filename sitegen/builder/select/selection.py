@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitegen.builder.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
+from sitegen.builder.select.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
 from sitegen.builder.state.store import State
 from sitegen.eventlog.classify import duplicate_problem
 from sitegen.model import Problem

@@ -6,7 +6,7 @@ publishes, and reduce.
 They differ only where they must, each an implementation of ``BuildSteps`` chosen once
 (``map_and_publish``): a ``FullBuild`` writes a new state and has the publish target swap a
 whole new site in; an ``UpdateBuild`` updates the published state, and has the target update
-the site in place (``builder.target``: the target owns the staging dir and the swap).
+the site in place (``builder.targets.local``: the target owns the staging dir and the swap).
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.builder import run_contexts
-from sitegen.builder.fresh import Fresh, FreshLogs, Pick
-from sitegen.builder.mapcontext import MapContext
-from sitegen.builder.mapstep import job_roots, part_dir, root_parents
-from sitegen.builder.peek import Peeked, keep_here, peek
-from sitegen.builder.plan import BuildRun, LeanerSite, figures, make_report, select
-from sitegen.builder.reduce import DataChange, reduce
+from sitegen.builder.contexts import foresight
+from sitegen.builder.contexts.foresight import forecast
+from sitegen.builder.contexts.peek import Peeked, keep_here, peek
+from sitegen.builder.map.context import MapContext
+from sitegen.builder.map.jobs import job_roots, part_dir, root_parents
+from sitegen.builder.map.mapped import Fresh, FreshLogs, Pick
+from sitegen.builder.plan.planner import BuildRun, LeanerSite, figures, make_report, select
+from sitegen.builder.reduce.site import DataChange, reduce
 from sitegen.builder.report import BuildReport
-from sitegen.builder.run_contexts import forecast
-from sitegen.builder.selection import Selection
-from sitegen.builder.state.peeks import PeekRow
+from sitegen.builder.select.selection import Selection
+from sitegen.builder.state.peeked_runs import PeekRow
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import run_source
 from sitegen.builder.state.store import State
@@ -40,8 +40,8 @@ from sitegen.layout import STATE_NAME
 from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
-    from sitegen.builder.mapstep import Progress
-    from sitegen.builder.target import Publishing
+    from sitegen.builder.map.jobs import Progress
+    from sitegen.builder.targets.local import Publishing
     from sitegen.diagnose.recurring import ContextKey, RunContext
 
 # Below this many logs to peek at, forking workers (none were started for the build) costs
@@ -76,7 +76,7 @@ class BuildSteps(ABC):
         self.mapped: set[int] = set()
         # Logs to render again, with their run context.
         self.again: dict[int, ContextKey | None] = {}
-        # Each log's forecast (``run_contexts.forecast``) until its map is checked against it,
+        # Each log's forecast (``foresight.forecast``) until its map is checked against it,
         # by log index (8 bytes a log; 0: none), and the runs (id: name) whose peek the map
         # step told otherwise.
         self.forecasts = array("q", bytes(8 * len(run.logs)))
@@ -156,7 +156,7 @@ class BuildSteps(ABC):
         contexts, order = self.foresee(run.todo)
         self.map_logs(order, progress=progress, contexts=contexts)
 
-    def foresee(self, which: Sequence[int]) -> tuple[run_contexts.Foreseen, list[int]]:
+    def foresee(self, which: Sequence[int]) -> tuple[foresight.Foreseen, list[int]]:
         """Peek at the logs at ``which``: their pages' run contexts, and the order to map them.
 
         The peeked runs wait in the state (``State.put_peeks``); the contexts are made a name
@@ -175,7 +175,7 @@ class BuildSteps(ABC):
             listed[n] = 1
         unpeeked = {run.logs.keys[n] for n in which if not self.forecasts[n]}
         order = named + [n for n in which if not listed[n]]
-        return run_contexts.Foreseen(self.state, unpeeked), order
+        return foresight.Foreseen(self.state, unpeeked), order
 
     def _peek_rows(self, which: Sequence[int], peeks: Iterable[Peeked | None]) -> Iterator[PeekRow]:
         """Yield the state's row of each log that could be peeked at, noting its forecast."""
@@ -252,7 +252,7 @@ class BuildSteps(ABC):
         self.again.update(dict.fromkeys(late))
         moments: set[int] = set()
         names = {*names, *filter(None, self.misread.values())}
-        for update in run_contexts.update_trends(self.state, names, self.pages, self.writer):
+        for update in foresight.update_trends(self.state, names, self.pages, self.writer):
             moments |= update.moments
             for key, context_key, stale in update.runs:
                 n = index(key)
@@ -268,8 +268,8 @@ class BuildSteps(ABC):
         # The few logs rendered again rarely need a pool.
         run.mapper.rest()
         written = [n for n in self.again if n in self.fresh]
-        run_contexts.discard_renders(self.pages, self.staging, written, self.fresh)
-        contexts = run_contexts.full_contexts(self.state, _with_context(self.again))
+        foresight.discard_renders(self.pages, self.staging, written, self.fresh)
+        contexts = foresight.full_contexts(self.state, _with_context(self.again))
         self.map_logs(sorted(self.again), contexts=contexts)
 
     def moves(self) -> tuple[Iterator[tuple[Path, str]], list[str]]:

@@ -4,7 +4,7 @@
 100,000 logs again to learn it costs a ``readdir`` of all of them, and rebuilding the listing
 from the state a scan of every known log. An event is a log new or gone: each path the events
 named is placed in its dir (``LogSource.log_named``) and looked up on the file system, and the
-listing diff (builder/trusted.py, ``logs_from_events``) splices those names into the state's.
+listing diff (builder/plan/listing.py, ``logs_from_events``) splices those names into the state's.
 It does so only where the state's names are the listing's (names trusted, decided once a
 build: ``BuildRun.trusting``). Any path no dir places (a log dir itself, a file deeper down or
 outside every log dir, any path of a dir whose events name no log) means a listing, as does

@@ -14,9 +14,9 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import NamedTuple, Protocol, overload
 
-from sitegen.builder.mapcontext import MapContext
-from sitegen.builder.parallel import pool_map
-from sitegen.builder.peek import let_go, taken
+from sitegen.builder.contexts.peek import let_go, taken
+from sitegen.builder.map.context import MapContext
+from sitegen.builder.map.pool import pool_map
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.records import LogOutcome, LogRow
 from sitegen.diagnose.analysis import JobAnalysis, analyse

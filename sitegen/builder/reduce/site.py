@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from sitegen.builder.datafiles import write_data
-from sitegen.builder.run_contexts import regressed, stored_records
+from sitegen.builder.contexts.foresight import regressed, stored_records
+from sitegen.builder.reduce.datafiles import write_data
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights

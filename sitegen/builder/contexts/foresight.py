@@ -2,7 +2,7 @@
 
 A job page shows the runs of its name before it (the previous run, a regression, the
 comparison with the previous successful run). Before the map step, each log to map is peeked
-at (``builder.peek``) and the contexts of the pages it will render are foreseen from the
+at (``builder.contexts.peek``) and the contexts of the pages it will render are foreseen from the
 peeked runs and the published ones (``foresee``): each page is rendered once, with its
 context. After selection, the trends of the names this build touched are recomputed from the
 state (``update_trends``); a page whose context is not the one it was rendered with is
@@ -33,7 +33,7 @@ from sitegen.render.trend_pages import NameRecord, decode_record, encode_record,
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sitegen.builder.fresh import FreshLogs
+    from sitegen.builder.map.mapped import FreshLogs
 
 
 class NameUpdate(NamedTuple):
@@ -181,7 +181,7 @@ def discard_renders(
     pages: PageRenderer, staging: Path, logs: Iterable[int], fresh: FreshLogs
 ) -> None:
     """Remove what this build's map step wrote for ``logs``, to render them again."""
-    from sitegen.builder.mapstep import job_roots, part_dir
+    from sitegen.builder.map.jobs import job_roots, part_dir
 
     for n in logs:
         done = fresh.pop(n)

@@ -13,11 +13,11 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from sitegen.builder.parallel import EarlyWorkers, pool_map
+from sitegen.builder.map.pool import EarlyWorkers, pool_map
 
 if TYPE_CHECKING:
-    from sitegen.builder.mapcontext import MapContext
-    from sitegen.builder.mapstep import Progress
+    from sitegen.builder.map.context import MapContext
+    from sitegen.builder.map.jobs import Progress
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
@@ -33,7 +33,7 @@ R = TypeVar("R")
 class Uploads(Protocol):
     """What a publish target lets the map step's workers do: put new jobs where the site goes.
 
-    A bucket target's (``builder.objectsite.BucketUploads``): the uploader goes to the workers
+    A bucket target's (``builder.targets.bucket.BucketUploads``): the uploader goes to the workers
     once a map; what they put up, and the jobs of workers that died, come back to it.
     """
 
@@ -100,7 +100,7 @@ class LocalMapper:
             # A forked worker starts with all its parent holds: forked before the listing (a
             # string per log), each stays small. What the map step runs is imported first: each
             # worker imported these 98 modules for itself, 0.2 s of CPU a worker.
-            import sitegen.builder.mapstep  # noqa: F401
+            import sitegen.builder.map.jobs  # noqa: F401
 
             self.early.fork()
 
@@ -120,7 +120,7 @@ class LocalMapper:
         ``uploads`` is left: this machine's workers write the staging dir, which the target
         publishes.
         """
-        from sitegen.builder.mapstep import map_logs
+        from sitegen.builder.map.jobs import map_logs
 
         workers, pool = self.workers, self.early.pool
         map_logs(logs, which, staging, map_context, workers, on_result, progress, contexts, pool)

@@ -1,4 +1,4 @@
-"""The runs the logs to map were peeked at for (``builder.peek``), held for this build only.
+"""The runs of the logs to map, peeked at (``builder.contexts.peek``), for this build only.
 
 A temporary table of the state's connection: never written to the state file, gone with the
 build. A full build of 100,000 logs held every peeked run and its figures in memory, 14 MB

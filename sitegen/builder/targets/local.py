@@ -7,7 +7,7 @@ published site with it (a full build) or update the published site in place (an 
 one); ``finish`` then publishes further what the local publish changed (a bucket target
 uploads it) and attaches the target's report. The local target owns the build lock, the
 staging dir and the swap (``sitegen.publish.writer.Publication``); the bucket target
-(``builder.objectsite``) wraps it.
+(``builder.targets.bucket``) wraps it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sitegen.publish.buildlock import exclusive
 from sitegen.publish.writer import Publication
 
 if TYPE_CHECKING:
-    from sitegen.builder.mappers import Uploads
+    from sitegen.builder.map.mapper import Uploads
 
 # A job's move into the site: the directory the build wrote it in, and its site path.
 Move = tuple[Path, str]

@@ -2,7 +2,7 @@
 
 The site is built as always, into a local copy of it kept between builds (``--cache-dir``):
 full or incremental, through the one writer, the state beside it, published there by the
-local target this one wraps (``builder.target``). Then what that changed is synced to the
+local target this one wraps (``builder.targets.local``). Then what that changed is synced to the
 bucket (``publish.objectstore``: content hashes against the state's manifest, jobs before
 the listings naming them, deletions last). The local copy is trusted only when it is the
 one the bucket's last publish came from (the manifest's generation): else it is built
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.report import BuildReport, PublishReport
-from sitegen.builder.target import LocalPublishing, LocalTarget, Move
+from sitegen.builder.targets.local import LocalPublishing, LocalTarget, Move
 from sitegen.errors import PublishError, SitegenError
 from sitegen.text.storage_url import as_prefix, redact, split_credentials
 

@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
-from sitegen.builder.mappers import LocalMapper
-from sitegen.builder.mapstep import (
+from sitegen.builder.map.jobs import (
     Progress,
     Task,
     claim,
@@ -39,6 +38,7 @@ from sitegen.builder.mapstep import (
     root_parents,
     task_of,
 )
+from sitegen.builder.map.mapper import LocalMapper
 from sitegen.builder.state.records import LogOutcome
 from sitegen.errors import UsageError
 from sitegen.eventlog.logfiles import LogFile, LogList
@@ -46,8 +46,8 @@ from sitegen.layout import PARTS_DIR
 from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
-    from sitegen.builder.mapcontext import MapContext
-    from sitegen.builder.mappers import Uploads
+    from sitegen.builder.map.context import MapContext
+    from sitegen.builder.map.mapper import Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.publish.objectstore import Uploader
 

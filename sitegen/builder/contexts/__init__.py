@@ -1,0 +1,1 @@
+"""Run contexts: each page's runs of its name, foreseen from peeks before the map."""

@@ -1,0 +1,1 @@
+"""What the site keeps: duplicates, retention and the size budget."""
