@@ -336,11 +336,11 @@ def test_a_build_that_maps_every_log_forks_its_workers_before_listing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A forked worker starts as a copy of its parent: fork before the listing's strings."""
-    from sitegen.builder import pipeline
     from sitegen.builder.map import pool
+    from sitegen.builder.plan import inputs
 
     steps: list[str] = []
-    fork, list_dirs = pool.EarlyWorkers.fork, pipeline.list_dirs
+    fork, list_dirs = pool.EarlyWorkers.fork, inputs.list_dirs
 
     def forking(self: pool.EarlyWorkers) -> object:
         steps.append("fork")
@@ -351,7 +351,7 @@ def test_a_build_that_maps_every_log_forks_its_workers_before_listing(
         return list_dirs(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pool.EarlyWorkers, "fork", forking)
-    monkeypatch.setattr(pipeline, "list_dirs", listing)
+    monkeypatch.setattr(inputs, "list_dirs", listing)
     logs = tmp_path / "logs"
     logs.mkdir()
     for n in range(3):

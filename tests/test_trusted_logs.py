@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sitegen.builder import pipeline
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.plan import inputs, planner
 from sitegen.builder.plan import listing as trusted_module
-from sitegen.builder.plan import planner
 from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.eventlog import discover
@@ -258,7 +257,7 @@ def test_a_log_dir_with_the_stamps_of_the_last_listing_is_not_listed_again(
         listed.append(dirs)
         return discover.list_dirs(dirs)
 
-    monkeypatch.setattr(pipeline, "list_dirs", counting)
+    monkeypatch.setattr(inputs, "list_dirs", counting)
     monkeypatch.setattr(planner, "list_dirs", counting)
     # Modified just now: a file could still come within the dir clock's tick, unseen.
     assert build(BuildOptions(example_logs, site)).up_to_date

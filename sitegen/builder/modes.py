@@ -4,7 +4,7 @@ Both foresee the run contexts of the logs the plan picked and map them, select w
 keeps, render again the pages whose context is not the one foreseen and those selection newly
 publishes, and reduce.
 They differ only where they must, each an implementation of ``BuildSteps`` chosen once
-(``map_and_publish``): a ``FullBuild`` writes a new state and has the publish target swap a
+(``pipeline._steps``): a ``FullBuild`` writes a new state and has the publish target swap a
 whole new site in; an ``UpdateBuild`` updates the published state, and has the target update
 the site in place (``builder.targets.local``: the target owns the staging dir and the swap).
 """
@@ -12,7 +12,6 @@ the site in place (``builder.targets.local``: the target owns the staging dir an
 from __future__ import annotations
 
 import contextlib
-import time
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -25,8 +24,7 @@ from sitegen.builder.contexts.peek import Peeked, keep_here, peek
 from sitegen.builder.map.context import MapContext
 from sitegen.builder.map.jobs import job_roots, part_dir, root_parents
 from sitegen.builder.map.mapped import Fresh, FreshLogs, Pick
-from sitegen.builder.plan.planner import BuildRun, LeanerSite, figures, make_report, select
-from sitegen.builder.reduce.site import DataChange, reduce
+from sitegen.builder.plan.planner import BuildRun, LeanerSite, figures, select
 from sitegen.builder.report import BuildReport
 from sitegen.builder.select.selection import Selection
 from sitegen.builder.state.peeked_runs import PeekRow
@@ -36,7 +34,6 @@ from sitegen.builder.state.store import State
 from sitegen.builder.state.writes import Put
 from sitegen.diagnose.recurring import Run
 from sitegen.eventlog.logfiles import LogsAt
-from sitegen.layout import STATE_NAME
 from sitegen.publish.writer import SiteWriter
 
 if TYPE_CHECKING:
@@ -224,19 +221,21 @@ class BuildSteps(ABC):
     def site_files_before(self) -> set[str]:
         """Return the site-wide files the published site held before this build."""
 
-    def publish(self, report: BuildReport, site_files: set[str], before: PublishedBefore) -> None:
-        """Publish the site; count the files."""
-        replaced = self.put_in_place(report, site_files, before)
+    def put_in_place(
+        self, report: BuildReport, site_files: set[str], before: PublishedBefore
+    ) -> None:
+        """Have the target put the site in place; count the files."""
+        replaced = self._swap_or_update(report, site_files, before)
         # Site-wide files count when they reached the site: in place, unchanged ones do not.
         on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
         report.files_written = sum(f.files for f in on_site) + replaced[0]
         report.bytes_written = sum(f.bytes for f in on_site) + replaced[1]
 
     @abstractmethod
-    def put_in_place(
+    def _swap_or_update(
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
-        """Publish the site; return the site-wide files and bytes that reached it."""
+        """Have the target swap or update the site; return the site-wide files and bytes."""
 
     def retrend(self, names: list[str] | set[str], late: set[int]) -> set[int]:
         """Recompute the trends of ``names``; note the pages to render again for them.
@@ -343,7 +342,7 @@ class FullBuild(BuildSteps):
         # was most of publishing a full build.
         return done.parted
 
-    def put_in_place(
+    def _swap_or_update(
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
         """Swap the whole new site in, its state committed first."""
@@ -410,7 +409,7 @@ class UpdateBuild(BuildSteps):
         """Return the site-wide files the published site holds, as its state records them."""
         return self.state.site_files()
 
-    def put_in_place(
+    def _swap_or_update(
         self, report: BuildReport, site_files: set[str], before: PublishedBefore
     ) -> tuple[int, int]:
         """Update the published site in place, job directory by job directory."""
@@ -452,74 +451,6 @@ class PublishedBefore:
         if not old:
             return set()
         return old.keys() - rebuild.state.published_roots(sorted(set(old.values())))
-
-
-def map_and_publish(
-    run: BuildRun, site: Publishing, map_context: MapContext, progress: Progress | None
-) -> BuildReport:
-    """Map what changed, record it, reduce, and have the target publish it (whole, or in place)."""
-    staging = site.stage()
-    created: State | None = None
-    try:
-        if run.state is None:
-            state = created = State.create(staging / STATE_NAME, run.fingerprint)
-        else:
-            state = run.state
-            state.begin()
-        kind = UpdateBuild if created is None else FullBuild
-        steps = kind(run, map_context, site, staging, state)
-        phases = Phases()
-        steps.map_changed(progress)
-        phases.done("map")
-        chose, late = steps.select()
-        changed = steps.changed()
-        names, moments = steps.touched(changed)
-        phases.done("select")
-        moments |= steps.retrend(names, late)
-        steps.render_again()
-        phases.done("run_contexts")
-        before = PublishedBefore(steps, changed)
-        report = make_report(run, state, chose, rebuilt=len(steps.fresh))
-        # The SQL tables change with the logs mapped (those rendered again too), removed,
-        # published or left out anew: known only now.
-        data = DataChange(steps.data_changed()) if map_context.data else None
-        pages, writer = map_context.pages, steps.writer
-        site_files = reduce(
-            state, writer, pages, report.running, report.problems, run.stamp, moments, data
-        )
-        phases.done("reduce")
-        steps.publish(report, site_files, before)
-        phases.done("publish")
-        report.phases = phases.seconds
-        report.phases_cpu = phases.cpu
-    except BaseException:
-        if created is not None:
-            created.close()
-        site.discard()
-        raise
-    report.seconds = time.perf_counter() - run.started
-    return report
-
-
-class Phases:
-    """The wall time of each step of a build, and this process's CPU in it, for the report.
-
-    A model's figures, not a guess: the CPU (all this process's threads, Dask's client's
-    included; not the workers') tells what the command itself spends on each step.
-    """
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self.cpu: dict[str, float] = {}
-        self._since = time.perf_counter()
-        self._cpu_since = time.process_time()
-
-    def done(self, name: str) -> None:
-        """Note that step ``name`` ended now (it began when the previous one ended)."""
-        now, cpu = time.perf_counter(), time.process_time()
-        self.seconds[name] = now - self._since
-        self.cpu[name] = cpu - self._cpu_since
-        self._since, self._cpu_since = now, cpu
 
 
 def _with_context(keys: dict[int, ContextKey | None]) -> dict[int, ContextKey]:

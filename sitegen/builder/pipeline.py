@@ -1,10 +1,12 @@
-"""The build pipeline: a map over independent logs, a small reduce, an atomic publish.
+"""The build, top to bottom: a map over independent logs, a small reduce, one publish.
 
-Takes the build lock, gathers the build's inputs and loads the published state; stops early
-when nothing changed (``plan``); else maps, selects, reduces and publishes what changed
-(``steps``: the steps a full and an incremental build share). Builds afresh when the state
-turns out damaged, or when leaving raw logs out lets more jobs fit in ``--max-site-size``.
-Only ``sitegen.publish`` touches the staging and output trees.
+Open the target (it takes the build lock), gather the inputs, plan what changed (stop there
+when nothing did), then map, select, foresee the run contexts, reduce and have the target
+publish: a whole new site (a full build) or the published one updated in place. Two retries:
+afresh when the published state turns out damaged, and without raw logs when that lets more
+jobs fit in ``--max-site-size``. Each step is a module of its own: ``plan/``, ``map/``,
+``select/``, ``contexts/``, ``reduce/``, ``targets/``; ``modes`` is where a full build and an
+incremental one differ.
 """
 
 from __future__ import annotations
@@ -15,36 +17,31 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sitegen.builder import gcpause, guard
+from sitegen.builder import gcpause
 from sitegen.builder.compose import compose
+from sitegen.builder.map.context import for_build
 from sitegen.builder.map.mapper import Mapper
-from sitegen.builder.options import RUN_OPTIONS, BuildOptions, log_limits
-from sitegen.builder.plan.events import Hint, heard_names
-from sitegen.builder.plan.listing import Listed, keep_logs, logs_from_events
+from sitegen.builder.options import BuildOptions, log_limits
+from sitegen.builder.plan.events import Hint
+from sitegen.builder.plan.inputs import inputs
+from sitegen.builder.plan.listing import keep_logs
 from sitegen.builder.plan.planner import (
     BuildRun,
     LeanerSite,
-    build_timestamp,
     check_paths,
+    make_report,
     no_op,
-    plan,
     quick_no_op,
 )
-from sitegen.builder.report import BuildReport
-from sitegen.builder.state import identity
+from sitegen.builder.plan.planner import plan as plan_changes
+from sitegen.builder.report import BuildReport, Phases
 from sitegen.builder.state.schema import DAMAGE
-from sitegen.builder.state.store import load
+from sitegen.builder.state.store import State
 from sitegen.builder.targets.local import Publishing, stopped
 from sitegen.errors import SitegenError
-from sitegen.eventlog.discover import (
-    has_logs,
-    list_dirs,
-)
-from sitegen.eventlog.notes import NoteIndex, notes_dirs
-from sitegen.render.templates import template_sources
+from sitegen.layout import STATE_NAME
 
 if TYPE_CHECKING:
-    from sitegen.builder.map.context import MapContext
     from sitegen.builder.map.jobs import Progress
     from sitegen.publish.archive import ArchiveResult
 
@@ -69,30 +66,20 @@ def build(
     parts = compose(options)
     check_paths(options)
     with parts.target.open(options, on_wait) as site:
-        report = _build_here(site, parts.mapper, progress, hint)
+        with stopped(options.output), gcpause.freezer() as freeze, contextlib.closing(parts.mapper):
+            report = _build(site, parts.mapper, progress, freeze, hint)
         site.finish(report)
     return report
 
 
-def _build_here(
-    site: Publishing,
-    mapper: Mapper,
-    progress: Progress | None,
-    hint: Hint | None = None,
-) -> BuildReport:
-    """Build into ``site``'s staging dirs, a local directory, and have it put the site in place."""
-    with stopped(site.options.output), gcpause.freezer() as freeze, contextlib.closing(mapper):
-        return _build(site, progress, freeze, mapper, hint)
-
-
 def _build(
     site: Publishing,
+    mapper: Mapper,
     progress: Progress | None,
     freeze: Callable[[], None],
-    mapper: Mapper,
     hint: Hint | None,
 ) -> BuildReport:
-    """Build and publish the site; ``freeze`` hides what is alive from the collector."""
+    """Gather the inputs and run the steps; again afresh, or leaner, when they ask it."""
     options = site.options
     started = time.perf_counter()
     if options.archive is not None:
@@ -104,21 +91,20 @@ def _build(
     lean = None
     if options.max_site_size is not None and options.raw_logs:
         lean = dataclasses.replace(options, raw_logs=False)
-    run = _start(options, lean, started, freeze, mapper, hint)
+    run = inputs(options, lean, started, freeze, mapper, hint)
     try:
-        report = _run(run, site, progress, freeze)
+        report = _steps(run, site, progress)
     except LeanerSite:
         assert lean is not None
-        run = _start(dataclasses.replace(lean, clean=True), None, started, freeze, mapper)
-        report = _run(run, site, progress, freeze)
+        run = inputs(dataclasses.replace(lean, clean=True), None, started, freeze, mapper)
+        report = _steps(run, site, progress)
     except DAMAGE:
         if run.state is None:
             raise  # the state this build was writing: not damage, a real error
         # The published state is damaged where this build read it: build afresh (its
         # transaction rolled back; a full build swaps in a whole new site and state).
-        afresh = dataclasses.replace(run.options, clean=True)
-        run = _start(afresh, None, started, freeze, mapper)
-        report = _run(run, site, progress, freeze)
+        run = inputs(dataclasses.replace(run.options, clean=True), None, started, freeze, mapper)
+        report = _steps(run, site, progress)
     report.raw_logs_dropped = lean is not None and not run.options.raw_logs
     report.listed_from_events = run.listed_from_events
     if hint is not None and run.stat_ed and "identities" in vars(run):
@@ -128,124 +114,69 @@ def _build(
     return report
 
 
-def _start(
-    options: BuildOptions,
-    lean: BuildOptions | None,
-    started: float,
-    freeze: Callable[[], None],
-    mapper: Mapper,
-    hint: Hint | None = None,
-) -> BuildRun:
-    """Gather the build's inputs and load the published state if it is of these options."""
-    sources = template_sources(options.templates_dir)
-    run = BuildRun(
-        options,
-        build_timestamp(),
-        NoteIndex(notes_dirs(options.log_dirs), options.follow_links),
-        identity.fingerprint(options, sources, RUN_OPTIONS),
-        started,
-        mapper=mapper,
-        stamped_ns=time.time_ns(),
-        dir_stamps=identity.dir_stamps(options.log_dirs),
-    )
-    # Sweep what killed builds left (every build, a no-op too).
-    guard.sweep(options)
-    # The state lives until the build ends: the collector need not scan what is loaded.
-    with gcpause.paused():
-        if not options.clean:
-            run.state = load(options.output, run.fingerprint)
-            if run.state is None and lean is not None:
-                # Built without raw logs to fit --max-site-size: go on as that site was built.
-                fingerprint = identity.fingerprint(lean, sources, RUN_OPTIONS)
-                run.state = load(options.output, fingerprint)
-                if run.state is not None:
-                    run.options, run.fingerprint = lean, fingerprint
-        # A build that maps every log (no state of these options, or --clean) gets its
-        # mapper ready before the listing, which holds a string per log.
-        mapper.prepare(run.state is None)
-        if not _listed_as_before(run):
-            run.listed = _listed_from_events(run, hint)
-            run.listed_from_events = run.listed is not None
-            listed = run.listed
-            run.listings = list_dirs(options.log_dirs) if listed is None else listed.listings
-            # Refuse replacing a site by mistake (an unmounted volume, a wrong path).
-            guard.refuse_mistakes(options, has_logs(run.listings))
-        freeze()
-    return run
-
-
-def _listed_from_events(run: BuildRun, hint: Hint | None) -> Listed | None:
-    """Return the logs as the last build's with the names a watcher heard; None: list them."""
-    if hint is None or hint.paths is None or run.state is None or not run.trusting:
-        return None
-    options = run.options
-    heard = heard_names(options.log_dirs, hint.paths)
-    if heard is None:
-        return None
-    return logs_from_events(options.log_dirs, heard, run.state, options.follow_links, hint.kept)
-
-
-def _listed_as_before(run: BuildRun) -> bool:
-    """Tell whether the log dirs are as the last build listed them (same stamps, trusted).
-
-    Then they need not be listed: a trusted no-op takes that listing's digest from the state.
-    """
-    if run.state is None or not run.trusting or run.dir_stamps is None:
-        return False
-    stored = run.state.chosen()
-    if stored is None or stored.stamps != run.dir_stamps:
-        return False
-    run.listing = stored.listing
-    return True
-
-
-def _run(
-    run: BuildRun, site: Publishing, progress: Progress | None, freeze: Callable[[], None]
-) -> BuildReport:
-    """Finish the build: nothing to do, or map, reduce and publish what changed."""
+def _steps(run: BuildRun, site: Publishing, progress: Progress | None) -> BuildReport:
+    """Plan; then map, select, foresee run contexts, reduce and publish what changed."""
     try:
-        if run.state is not None:
-            quick = quick_no_op(run)
-            if quick is not None:
-                return quick
-        plan(run)
-        report = no_op(run) if run.state is not None else None
-        if report is not None:
-            return report
+        if run.state is not None and (quick := quick_no_op(run)) is not None:
+            return quick
+        plan_changes(run)
+        if run.state is not None and (unchanged := no_op(run)) is not None:
+            return unchanged
         # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
-        from sitegen.builder.modes import map_and_publish
+        from sitegen.builder.modes import FullBuild, PublishedBefore, UpdateBuild
+        from sitegen.builder.reduce.site import DataChange, reduce
 
-        return map_and_publish(run, site, _map_context(run), progress)
+        limits = log_limits(run.options, run.stamp, run.renaming)
+        map_context = for_build(run.options, limits, tuple(run.notes.dirs), run.fingerprint)
+        staging = site.stage()
+        created: State | None = None
+        try:
+            if run.state is None:
+                state = created = State.create(staging / STATE_NAME, run.fingerprint)
+            else:
+                state = run.state
+                state.begin()
+            mode = UpdateBuild if created is None else FullBuild
+            steps = mode(run, map_context, site, staging, state)
+            phases = Phases()
+            steps.map_changed(progress)
+            phases.done("map")
+            chose, late = steps.select()
+            changed = steps.changed()
+            names, moments = steps.touched(changed)
+            phases.done("select")
+            moments |= steps.retrend(names, late)
+            steps.render_again()
+            phases.done("run_contexts")
+            before = PublishedBefore(steps, changed)
+            report = make_report(run, state, chose, rebuilt=len(steps.fresh))
+            # The SQL tables change with the logs mapped (those rendered again too), removed,
+            # published or left out anew: known only now.
+            data = DataChange(steps.data_changed()) if map_context.data else None
+            site_files = reduce(
+                state,
+                steps.writer,
+                map_context.pages,
+                report.running,
+                report.problems,
+                run.stamp,
+                moments,
+                data,
+            )
+            phases.done("reduce")
+            steps.put_in_place(report, site_files, before)
+            phases.done("publish")
+            report.phases, report.phases_cpu = phases.seconds, phases.cpu
+        except BaseException:
+            if created is not None:
+                created.close()
+            site.discard()
+            raise
+        report.seconds = time.perf_counter() - run.started
+        return report
     finally:
         if run.state is not None:
             run.state.close()
-
-
-def _map_context(run: BuildRun) -> MapContext:
-    """Return the map step's context for this build, its renderer's per-job templates compiled."""
-    from sitegen.builder.map.context import MapContext
-    from sitegen.render.pages import PageRenderer
-
-    options = run.options
-    pages = PageRenderer(
-        options.templates_dir,
-        title=options.title,
-        robots=options.robots,
-        base_url=options.base_url,
-        pages_dir=options.pages_dir,
-        cache_key=run.fingerprint,
-        sql_engine=options.sql_engine,
-        data=bool(options.data),
-    )
-    pages.warm()
-    return MapContext(
-        pages,
-        limits=log_limits(options, run.stamp, run.renaming),
-        raw_logs=options.raw_logs,
-        data=bool(options.data),
-        notes_dirs=tuple(run.notes.dirs),
-        follow_links=options.follow_links,
-    )
 
 
 def _archive(options: BuildOptions, stamp: float) -> ArchiveResult | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,3 +84,24 @@ class BuildReport:
     def skipped(self) -> Counter[str]:
         """Count skipped logs by reason."""
         return Counter(str(p.kind) for p in self.problems if p.skipped)
+
+
+class Phases:
+    """The wall time of each step of a build, and this process's CPU in it, for the report.
+
+    A model's figures, not a guess: the CPU (all this process's threads, Dask's client's
+    included; not the workers') tells what the command itself spends on each step.
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._since = time.perf_counter()
+        self._cpu_since = time.process_time()
+
+    def done(self, name: str) -> None:
+        """Note that step ``name`` ended now (it began when the previous one ended)."""
+        now, cpu = time.perf_counter(), time.process_time()
+        self.seconds[name] = now - self._since
+        self.cpu[name] = cpu - self._cpu_since
+        self._since, self._cpu_since = now, cpu
