@@ -23,10 +23,10 @@ from sitegen.builder.contexts.foresight import forecast
 from sitegen.builder.contexts.peek import Peeked, keep_here, peek
 from sitegen.builder.map.context import MapContext
 from sitegen.builder.map.jobs import job_roots, part_dir, root_parents
-from sitegen.builder.map.mapped import Fresh, FreshLogs, Pick
-from sitegen.builder.plan.planner import BuildRun, LeanerSite, figures, select
+from sitegen.builder.map.mapped import MapResult, MapResults, Pick
+from sitegen.builder.plan.planner import BuildRun, LeanerSite, figures
 from sitegen.builder.report import BuildReport
-from sitegen.builder.select.selection import Selection
+from sitegen.builder.select.selection import Selection, choose
 from sitegen.builder.state.peeked_runs import PeekRow
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import run_source
@@ -68,7 +68,7 @@ class BuildSteps(ABC):
         self.site = site
         self.staging = staging
         self.state = state
-        self.fresh = FreshLogs(run.logs)
+        self.results = MapResults(run.logs)
         self.chosen: Selection | None = None
         self.mapped: set[int] = set()
         # Logs to render again, with their run context.
@@ -97,7 +97,7 @@ class BuildSteps(ABC):
     def record(self, n: int, outcome: LogOutcome, parted: bool) -> None:
         """Put one mapped log into the state as it arrives (the build keeps only its pick)."""
         log = self.run.logs[n]
-        self.fresh[n] = Fresh(
+        self.results[n] = MapResult(
             self.pick(outcome),
             outcome.summary.job_id if outcome.roots and outcome.summary else None,
             outcome.files,
@@ -186,7 +186,7 @@ class BuildSteps(ABC):
     def select(self) -> tuple[Chosen, set[int]]:
         """Select what the site keeps, record it; return it and the logs to render late."""
         run, state = self.run, self.state
-        chosen = self.chosen = select(state, run.options, run.stamp)
+        chosen = self.chosen = choose(state, run.options, run.stamp)
         if chosen.leaner_fits_more:
             raise LeanerSite
         chose = figures(chosen, run)
@@ -197,7 +197,7 @@ class BuildSteps(ABC):
         index = run.logs.position
         late = {index(key) for key, now in chosen.flips.items() if now} - self.mapped
         # What the state knew of the logs flipped by selection alone is read first.
-        unread = [k for k in chosen.flips if k not in run.known and index(k) not in self.fresh]
+        unread = [k for k in chosen.flips if k not in run.known and index(k) not in self.results]
         run.known.update(state.known(unread))
         state.set_published(chosen.flips.items())
         return chose, late
@@ -227,7 +227,7 @@ class BuildSteps(ABC):
         """Have the target put the site in place; count the files."""
         replaced = self._swap_or_update(report, site_files, before)
         # Site-wide files count when they reached the site: in place, unchanged ones do not.
-        on_site = [f for n, f in self.fresh.items() if self.on_site(n)]
+        on_site = [f for n, f in self.results.items() if self.on_site(n)]
         report.files_written = sum(f.files for f in on_site) + replaced[0]
         report.bytes_written = sum(f.bytes for f in on_site) + replaced[1]
 
@@ -255,7 +255,7 @@ class BuildSteps(ABC):
             moments |= update.moments
             for key, context_key, stale in update.runs:
                 n = index(key)
-                misread = n in self.fresh and context_key and context_key.baseline in self.misread
+                misread = n in self.results and context_key and context_key.baseline in self.misread
                 if n in late or stale or misread:
                     self.again[n] = context_key
         return moments
@@ -266,8 +266,8 @@ class BuildSteps(ABC):
         # Idle through the reduce, the workers would count with what this process holds then.
         # The few logs rendered again rarely need a pool.
         run.mapper.rest()
-        written = [n for n in self.again if n in self.fresh]
-        foresight.discard_renders(self.pages, self.staging, written, self.fresh)
+        written = [n for n in self.again if n in self.results]
+        foresight.discard_renders(self.pages, self.staging, written, self.results)
         contexts = foresight.full_contexts(self.state, _with_context(self.again))
         self.map_logs(sorted(self.again), contexts=contexts)
 
@@ -277,17 +277,17 @@ class BuildSteps(ABC):
         Those not to publish are jobs a worker wrote straight into the staging dir that are not
         published after all (a duplicate that lost, or outside the retention).
         """
-        fresh, pages = self.fresh, self.pages
+        results, pages = self.results, self.pages
         unpublished = [
             root
-            for n, done in fresh.items()
+            for n, done in results.items()
             if done.job_id is not None and not self.on_site(n) and not done.parted
             for root in job_roots(pages, done.job_id)
         ]
 
         def moves() -> Iterator[tuple[Path, str]]:
             # One at a time: an update of 100,000 logs moves 300,000 directories.
-            for n, done in fresh.items():
+            for n, done in results.items():
                 if done.job_id is not None and self.moves_job(done) and self.on_site(n):
                     source = part_dir(self.staging, n) if done.parted else self.staging
                     for root in job_roots(pages, done.job_id):
@@ -295,7 +295,7 @@ class BuildSteps(ABC):
 
         return moves(), unpublished
 
-    def moves_job(self, done: Fresh) -> bool:
+    def moves_job(self, done: MapResult) -> bool:
         """Tell whether a mapped job's directories move when the site is put in place."""
         return True
 
@@ -307,7 +307,7 @@ class FullBuild(BuildSteps):
         """Tell whether the ``n``-th log's job is on the site this build publishes."""
         # A full build records every job it maps as published, and selection flips off the
         # few it leaves out: flipping 100,000 rows on took 20 s.
-        first = self.fresh.has_job(n)
+        first = self.results.has_job(n)
         if self.chosen is None:
             return first
         return self.chosen.flips.get(self.run.logs.keys[n], first)
@@ -336,7 +336,7 @@ class FullBuild(BuildSteps):
         """Return nothing: the site is swapped in whole."""
         return set()
 
-    def moves_job(self, done: Fresh) -> bool:
+    def moves_job(self, done: MapResult) -> bool:
         """Tell whether a mapped job moves: only from a part dir (the others are in place)."""
         # The staging dir becomes the site: a path and a test per directory of every job
         # was most of publishing a full build.
@@ -380,13 +380,13 @@ class UpdateBuild(BuildSteps):
 
     def note_mapped(self) -> None:
         """Remember which logs the map step read (a full build maps all: a set tells nothing)."""
-        self.mapped.update(self.fresh)
+        self.mapped.update(self.results)
 
     def changed(self) -> set[str]:
         """Return the keys of the logs mapped, removed, or published or left out anew."""
         assert self.chosen is not None
         run = self.run
-        return {run.logs.keys[n] for n in self.fresh} | self.chosen.flips.keys() | set(run.gone)
+        return {run.logs.keys[n] for n in self.results} | self.chosen.flips.keys() | set(run.gone)
 
     def touched(self, changed: set[str]) -> tuple[set[str], set[int]]:
         """Return the job names and the start times of the jobs whose listing may change.
@@ -394,7 +394,7 @@ class UpdateBuild(BuildSteps):
         Those of the jobs it mapped, and (as the state knew them) of the logs it mapped,
         removed, published or left out anew (``changed``, by key).
         """
-        picks = [f.pick for f in self.fresh.values() if f.pick is not None]
+        picks = [f.pick for f in self.results.values() if f.pick is not None]
         known = [k for key in changed if (k := self.run.known.get(key)) is not None and k.job_id]
         names = {p.job_name for p in picks} | {k.job_name or "" for k in known}
         names.discard("")

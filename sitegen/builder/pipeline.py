@@ -149,7 +149,7 @@ def _steps(run: BuildRun, site: Publishing, progress: Progress | None) -> BuildR
             steps.render_again()
             phases.done("run_contexts")
             before = PublishedBefore(steps, changed)
-            report = make_report(run, state, chose, rebuilt=len(steps.fresh))
+            report = make_report(run, state, chose, rebuilt=len(steps.results))
             # The SQL tables change with the logs mapped (those rendered again too), removed,
             # published or left out anew: known only now.
             data = DataChange(steps.data_changed()) if map_context.data else None

@@ -347,7 +347,7 @@ def context_keys(trend: NameTrend) -> dict[str, ContextKey]:
 
     A run's context is made of the runs before it only (no "next run"): a new run changes no
     earlier run's page, so pages published before are not rendered again for it, and a build
-    knows a run's context before its page is rendered (``builder/foresight.py``). The first
+    knows a run's context before its page is rendered (``builder/contexts/foresight.py``). The first
     run has none (nothing came before it), as a name's only run.
     """
     keys: dict[str, ContextKey] = {}
@@ -370,7 +370,7 @@ def context_keys(trend: NameTrend) -> dict[str, ContextKey]:
 class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """What a recurring run's page shows about the other runs of its name.
 
-    Foreseen before the map step (``builder/foresight.py``), the job page is rendered with
+    Foreseen before the map step (``builder/contexts/foresight.py``), the job page is rendered with
     it; the reduce step checks it against the published runs and renders the page again when
     its key changed (the key's digest is kept in the state, as a note's is).
     """

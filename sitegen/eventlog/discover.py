@@ -47,11 +47,16 @@ as_log_dir = log_source
 def as_log_dirs(
     given: LogDirs, storage_options: dict[str, Any] | None = None, trusted: bool = True
 ) -> tuple[LogSource, ...]:
-    """Return the log dirs as a tuple of sources, each directory once: normalised here alone."""
+    """Return the log dirs as a tuple of sources, each directory once (paths: normalised here)."""
     if isinstance(given, str | os.PathLike) or not isinstance(given, Sequence):
         return (log_source(given, storage_options, trusted),)
+    sources = [log_source(d, storage_options, trusted) for d in given]
+    if all(not isinstance(d, str | os.PathLike) for d in given):
+        # Sources already: made by this function or the command line's, each dir once (a
+        # build's options are made again for each retry: no dir is stat-ed again for it).
+        return tuple(sources)
     # The same directory named twice (``logs``, ``./logs/``) is read once.
-    return tuple(distinct_dirs([log_source(d, storage_options, trusted) for d in given])[0])
+    return tuple(distinct_dirs(sources)[0])
 
 
 def check_log_dir(log_dir: LogSource) -> None:

@@ -33,7 +33,7 @@ from sitegen.render.trend_pages import NameRecord, decode_record, encode_record,
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sitegen.builder.map.mapped import FreshLogs
+    from sitegen.builder.map.mapped import MapResults
 
 
 class NameUpdate(NamedTuple):
@@ -178,13 +178,13 @@ def stored_records(state: State, names: Iterable[str] | None = None) -> list[Nam
 
 
 def discard_renders(
-    pages: PageRenderer, staging: Path, logs: Iterable[int], fresh: FreshLogs
+    pages: PageRenderer, staging: Path, logs: Iterable[int], results: MapResults
 ) -> None:
     """Remove what this build's map step wrote for ``logs``, to render them again."""
     from sitegen.builder.map.jobs import job_roots, part_dir
 
     for n in logs:
-        done = fresh.pop(n)
+        done = results.pop(n)
         if done.parted:
             shutil.rmtree(part_dir(staging, n))
         elif done.job_id is not None:

@@ -6,7 +6,7 @@ trend and a comparison need of it (its times, status, rows and stage figures, al
 ``JobEnd`` payloads; its TaskEnd records counted, not decoded; its digest). That skips what
 makes the map step dear: decoding the TaskEnd records, the diagnosis, the pages. A peek is a
 forecast: the map step's own summary has the last word, and a run it tells otherwise is
-rendered again (``foresight.Foresight.misread``).
+rendered again (``modes.BuildSteps.misread``).
 
 A log is read once in a build where the peek and the map step meet in one process: the peek
 passes the bytes it read and their digest on (``pass_on``), and the map step takes them

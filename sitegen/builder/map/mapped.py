@@ -30,12 +30,12 @@ class Pick(NamedTuple):
 
     @classmethod
     def of(cls, outcome: LogOutcome) -> Pick | None:
-        """Return the pick of a fresh outcome (None when it is not a completed job)."""
+        """Return the pick of a mapped log's outcome (None when it is not a completed job)."""
         s = outcome.summary
         return None if s is None else cls(s.job_id, s.job_name, s.start_time)
 
 
-class Fresh(NamedTuple):
+class MapResult(NamedTuple):
     """What the build keeps of a log it mapped (its outcome went into the state)."""
 
     # The job's id, name and start (an incremental build's; a full build touches every name).
@@ -49,8 +49,8 @@ class Fresh(NamedTuple):
     parted: bool
 
 
-class FreshLogs(MutableMapping[int, Fresh]):
-    """The ``Fresh`` entries of the logs a build mapped, by position; iterated in order."""
+class MapResults(MutableMapping[int, MapResult]):
+    """The ``MapResult`` entries of the logs a build mapped, by position; iterated in order."""
 
     def __init__(self, logs: LogList) -> None:
         count = len(logs)
@@ -62,21 +62,21 @@ class FreshLogs(MutableMapping[int, Fresh]):
         self._picks: dict[int, Pick] = {}  # the few an incremental build maps
         self._len = 0
 
-    def __getitem__(self, n: int) -> Fresh:
+    def __getitem__(self, n: int) -> MapResult:
         if n not in self:
             raise KeyError(n)
         flags = self._flags[n]
         job_id = self._logs.name_id(n) if flags & _NAMED else self._job_ids[n]
         parted = bool(flags & _PARTED)
-        return Fresh(self._picks.get(n), job_id, self._files[n], self._bytes[n], parted)
+        return MapResult(self._picks.get(n), job_id, self._files[n], self._bytes[n], parted)
 
     def has_job(self, n: int) -> bool:
-        """Tell whether the ``n``-th log's entry names a job, without making its ``Fresh``."""
+        """Tell whether the ``n``-th log's entry names a job, without making its ``MapResult``."""
         if n not in self:
             raise KeyError(n)
         return bool(self._flags[n] & _NAMED) or self._job_ids[n] is not None
 
-    def __setitem__(self, n: int, entry: Fresh) -> None:
+    def __setitem__(self, n: int, entry: MapResult) -> None:
         if n not in self:
             self._len += 1
         named = entry.job_id is not None and entry.job_id == self._logs.name_id(n)

@@ -20,9 +20,7 @@ from sitegen.builder.options import BuildOptions, log_limits
 from sitegen.builder.plan.listing import Listed, trusted_logs
 from sitegen.builder.plan.renaming import rejudged, renames, renaming_dirs
 from sitegen.builder.report import BuildReport
-from sitegen.builder.select import selection
-from sitegen.builder.select.retention import parse_age
-from sitegen.builder.select.selection import Selection
+from sitegen.builder.select.selection import Selection, choose
 from sitegen.builder.state.identity import (
     changed_logs,
     identity_digest,
@@ -67,16 +65,6 @@ def build_timestamp() -> float:
     """Return the build time, honouring SOURCE_DATE_EPOCH for reproducible sites."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     return float(epoch) if epoch else time.time()
-
-
-def select(state: State, options: BuildOptions, now: float) -> Selection:
-    """Resolve duplicate ids, then keep what retention and the size limit allow (by query)."""
-    cutoff = None
-    if options.max_age:
-        cutoff = (now - parse_age(options.max_age)) * 1000
-    return selection.select(
-        state, options.max_jobs, cutoff, options.max_site_size, options.raw_logs
-    )
 
 
 def figures(chosen: Selection, run: BuildRun) -> Chosen:
@@ -313,7 +301,7 @@ def no_op(run: BuildRun) -> BuildReport | None:
     assert state is not None
     if run.todo or run.gone:
         return None
-    chosen = select(state, run.options, run.stamp)
+    chosen = choose(state, run.options, run.stamp)
     # Unchanged logs, but retention by age may have moved on since the last build.
     if chosen.flips:
         return None

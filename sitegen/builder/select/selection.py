@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.select.retention import parse_age
 from sitegen.builder.select.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
 from sitegen.builder.state.store import State
 from sitegen.eventlog.classify import duplicate_problem
@@ -39,7 +41,15 @@ class Selection:
 _ORDER = "ORDER BY start_time DESC, job_id"
 
 
-def select(
+def choose(state: State, options: BuildOptions, now: float) -> Selection:
+    """Resolve duplicate ids, then keep what retention and the size limit allow (by query)."""
+    cutoff = None
+    if options.max_age:
+        cutoff = (now - parse_age(options.max_age)) * 1000
+    return _choose(state, options.max_jobs, cutoff, options.max_site_size, options.raw_logs)
+
+
+def _choose(
     state: State,
     max_jobs: int | None,
     max_age_cutoff_ms: float | None,

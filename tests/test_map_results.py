@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.builder.map.mapped import Fresh, FreshLogs, Pick
+from sitegen.builder.map.mapped import MapResult, MapResults, Pick
 from sitegen.eventlog.logfiles import LogFile
 
 SIZE = 40
 entries = st.builds(
-    Fresh,
+    MapResult,
     st.none() | st.builds(Pick, st.text(max_size=3), st.text(max_size=3), st.integers(0, 9)),
     st.none() | st.sampled_from(["0", "1", "2"]) | st.text(max_size=4),  # some their log's
     st.integers(0, 2**31 - 1),
@@ -37,7 +37,7 @@ def test_fresh_logs_are_a_dict_by_position_iterated_in_order(script: list) -> No
     logs = Logs(
         LogFile(Path("d"), f"{n}.eventlog", str(n % 3), False, 1, 1, str(n)) for n in range(SIZE)
     )
-    table, model = FreshLogs(logs), {}
+    table, model = MapResults(logs), {}
     for op, n, entry in script:
         if op == "set" and 0 <= n < SIZE:
             table[n] = model[n] = entry
