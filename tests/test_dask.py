@@ -313,7 +313,7 @@ def test_a_log_that_kills_every_worker_that_maps_it_is_a_problem_row_of_its_own(
 @pytest.mark.usefixtures("s3")
 def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_path: Path) -> None:
     """A Dask build to s3://: the workers upload the new jobs, the command the rest."""
-    from sitegen.publish import objectstore
+    from sitegen.publish import bucket as objects
     from tests.test_object_storage import bucket, expected_objects, fs, run_cli, site_keys
 
     b = bucket("")
@@ -341,7 +341,7 @@ def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_pat
         first = publish()
         build(BuildOptions(log_dirs=logs, output=local, workers=2))
         expected = expected_objects(local)
-        job_objects = {k for k in expected if k.startswith(objectstore.JOB_PREFIXES)}
+        job_objects = {k for k in expected if k.startswith(objects.JOB_PREFIXES)}
         assert len(job_objects) > 6 * 4
         # Every job from the workers, every listing and site-wide file from the command.
         assert first["objects_uploaded_by_workers"] == len(job_objects)
@@ -349,7 +349,7 @@ def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_pat
         assert first["objects_uploaded"] == len(expected) - len(job_objects)
         assert site_keys(b) == set(expected)
         assert {k: fs().cat_file(f"{b}/site/{k}") for k in expected} == expected
-        assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
+        assert not fs().exists(f"{b}/site.sitegen-state/{objects.DIRECT}")
 
         write(logs / "job9.eventlog", job_lines("job9", name="etl", start_ms=1_767_000_900_000))
         second = publish()
@@ -366,10 +366,10 @@ def test_workers_put_new_jobs_in_the_bucket_and_the_command_the_listings(tmp_pat
         # A build that died after its workers uploaded left its mark and a job no listing
         # names: the next publish deletes it.
         fs().pipe_file(f"{b}/site/jobs/ghost/index.html", b"<p>half a job</p>")
-        fs().pipe_file(f"{b}/site.sitegen-state/{objectstore.DIRECT}", b"")
+        fs().pipe_file(f"{b}/site.sitegen-state/{objects.DIRECT}", b"")
         publish()
         assert site_keys(b) == set(expected)
-        assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
+        assert not fs().exists(f"{b}/site.sitegen-state/{objects.DIRECT}")
     finally:
         clusters.close()
 

@@ -236,7 +236,7 @@ def test_a_no_op_reads_identities_not_the_state_whole(
         raise AssertionError("a no-op loaded every log's row or selected again")
 
     monkeypatch.setattr(State, "known", refuse)
-    monkeypatch.setattr(planner, "select", refuse)
+    monkeypatch.setattr(planner, "choose", refuse)
     monkeypatch.setattr(State, "site_bytes", refuse)  # the size the build measured
     quick = build(BuildOptions(example_logs, site, max_jobs=20))
     assert quick.up_to_date and quick.rebuilt == 0

@@ -31,7 +31,7 @@ from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import content_type, object_key
-from sitegen.publish import objectstore
+from sitegen.publish import bucket as objects
 from sitegen.publish.hosting import HIDDEN, cache_control
 from sitegen.text.storage_url import redact
 from tests.conftest import require_module
@@ -296,17 +296,17 @@ def test_an_incremental_publish_uploads_only_what_changed(s3: str, tmp_path: Pat
 def _killed_publish(b: str, cache: Path, after: int) -> None:
     """Build into ``s3://b/site/`` and die by SIGKILL after ``after`` uploads (in a child)."""
     os.environ["XDG_CACHE_HOME"] = str(cache)
-    real = objectstore.Store.put_many
+    real = objects.Store.put_many
     count = [0]
 
-    def put_many(self: objectstore.Store, items: list[tuple[str, bytes, dict[str, Any]]]) -> None:
+    def put_many(self: objects.Store, items: list[tuple[str, bytes, dict[str, Any]]]) -> None:
         for item in items:
             count[0] += 1
             if count[0] > after:
                 os.kill(os.getpid(), signal.SIGKILL)
             real(self, [item])
 
-    objectstore.Store.put_many = put_many  # type: ignore[method-assign]
+    objects.Store.put_many = put_many  # type: ignore[method-assign]
     from sitegen.builder.targets.bucket import local_copy
 
     url = f"s3://{b}/site/"
@@ -413,27 +413,27 @@ def test_a_second_build_waits_for_the_lock_and_a_dead_one_is_taken_over(
     s3: str, tmp_path: Path
 ) -> None:
     b = bucket(s3)
-    state = objectstore.Store(f"s3://{b}/site.sitegen-state/", {})
+    state = objects.Store(f"s3://{b}/site.sitegen-state/", {})
     # Held by a live build elsewhere: waited for until it is released.
     other = json.dumps({"owner": "ci@elsewhere:1:ab", "expires": time.time() + 60}).encode()
-    state.put(objectstore.LOCK, other)
+    state.put(objects.LOCK, other)
     waited: list[str] = []
-    releaser = threading.Timer(1.0, lambda: state.delete([objectstore.LOCK]))
+    releaser = threading.Timer(1.0, lambda: state.delete([objects.LOCK]))
     releaser.start()
     began = time.monotonic()
-    lock = objectstore.acquire(state, waited.append)
+    lock = objects.acquire(state, waited.append)
     assert waited == ["ci@elsewhere:1:ab"] and time.monotonic() - began >= 0.9
     # Held: a second build cannot create it.
-    assert not state.create(objectstore.LOCK, b"x")
+    assert not state.create(objects.LOCK, b"x")
     lock.release()
-    assert state.get(objectstore.LOCK) is None
+    assert state.get(objects.LOCK) is None
     # Left by a build killed on this machine: taken over at once.
     dead = multiprocessing.get_context("fork").Process(target=os._exit, args=(0,))
     dead.start()
     dead.join()
     owner = f"me@{socket.gethostname()}:{dead.pid}:cd"
-    state.put(objectstore.LOCK, json.dumps({"owner": owner, "expires": time.time() + 60}).encode())
-    objectstore.acquire(state, waited.append).release()
+    state.put(objects.LOCK, json.dumps({"owner": owner, "expires": time.time() + 60}).encode())
+    objects.acquire(state, waited.append).release()
     assert len(waited) == 1
 
 
@@ -472,13 +472,13 @@ def test_a_first_publish_whose_workers_uploaded_before_it_died_is_finished(
     logs, b = three_jobs_in_bucket(s3, tmp_path, "name")
     fs().pipe_file(f"{b}/site/jobs/ghost/index.html", b"<p>half a job</p>")
     fs().pipe_file(f"{b}/site/api/job/ghost", b"{}")
-    fs().pipe_file(f"{b}/site.sitegen-state/{objectstore.DIRECT}", b"")
+    fs().pipe_file(f"{b}/site.sitegen-state/{objects.DIRECT}", b"")
     code, out = build_in_bucket(b, tmp_path / "cache", "--format", "json")
     assert code == 0, out
     local = tmp_path / "local"
     build(BuildOptions(log_dirs=logs, output=local))
     assert site_keys(b) == set(expected_objects(local))
-    assert not fs().exists(f"{b}/site.sitegen-state/{objectstore.DIRECT}")
+    assert not fs().exists(f"{b}/site.sitegen-state/{objects.DIRECT}")
     # Without the mark, a prefix holding objects and no state is still refused.
     other = bucket(s3)
     fs().pipe_file(f"{other}/site/index.html", b"someone else's")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.builder.select.selection import Selection, select
+from sitegen.builder.select.selection import Selection, choose_by
 from sitegen.builder.select.sitesize import LISTING_BYTES_PER_JOB, SITE_RESERVE_BYTES
 from sitegen.builder.state.store import State
 from sitegen.eventlog.classify import duplicates
@@ -102,7 +102,7 @@ def _fits(ordered: list[Row], limit: int, raw_logs: bool) -> list[Row]:
 def _check(state: State, rows: list[Row], *limits: int | float | bool | None) -> Selection:
     _insert(state, rows)
     max_jobs, cutoff, size, raw = limits
-    chosen = select(state, max_jobs, cutoff, size, bool(raw))  # type: ignore[arg-type]
+    chosen = choose_by(state, max_jobs, cutoff, size, bool(raw))  # type: ignore[arg-type]
     losers, published, retention_dropped, size_dropped, leaner = reference(
         rows,
         max_jobs,  # type: ignore[arg-type]

@@ -14,8 +14,8 @@ from sitegen.eventlog.discover import as_log_dirs
 from sitegen.eventlog.localdir import LocalDir
 from sitegen.eventlog.storage import RemoteDir, object_time
 from sitegen.layout import content_type, object_key
+from sitegen.publish.bucket import default_state_url, tier
 from sitegen.publish.hosting import PAGE_CACHE, STATIC_CACHE, cache_control
-from sitegen.publish.objectstore import default_state_url, tier
 from sitegen.text.storage_url import is_url, redact, split_credentials
 
 

@@ -66,7 +66,7 @@ class BuildOptions:
     # sitegen.toml; credentials are best left to the standard chains.
     storage_options: dict[str, Any] = field(default_factory=dict)
     # Publish the site to this object-storage prefix (``s3://bucket/site/``), its state at
-    # ``state_url`` (default: beside it, see objectsite.default_state_url).
+    # ``state_url`` (default: beside it, see publish.bucket.default_state_url).
     publish_url: str | None = None
     state_url: str | None = None
     # Send each log's map step to this Dask scheduler (``tcp://host:8786``); None: here.

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from sitegen.builder.map.context import MapContext
     from sitegen.builder.map.mapper import Uploads
     from sitegen.diagnose.recurring import RunContext
-    from sitegen.publish.objectstore import Uploader
+    from sitegen.publish.bucket import Uploader
 
 # Tasks in flight per worker thread: enough to keep each busy while results come back.
 WINDOW = 4

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sitegen.builder.state.records import LogOutcome
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
-    from sitegen.publish.objectstore import Uploader
+    from sitegen.publish.bucket import Uploader
 
 # What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
 OnResult = Callable[[int, "LogOutcome", bool], None]
@@ -115,7 +115,7 @@ class LocalMapper:
         contexts: Mapping[int, RunContext] | None = None,
         uploads: Uploads | None = None,
     ) -> None:
-        """Map the logs at ``which`` in parallel when it pays (``mapstep.map_logs``).
+        """Map the logs at ``which`` in parallel when it pays (``jobs.map_logs``).
 
         ``uploads`` is left: this machine's workers write the staging dir, which the target
         publishes.

@@ -64,7 +64,7 @@ def reduce(
 
     ``moments`` holds the start times of the jobs that came, went or changed, or whose
     regressions did. The pages of the names whose runs changed are written already
-    (run_contexts). ``data``: what changed of the SQL tables (None: the site has none).
+    (contexts/foresight.py). ``data``: what changed of the SQL tables (None: the site has none).
     """
     records = stored_records(state)
     extra = regressed(records)

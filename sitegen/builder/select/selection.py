@@ -46,10 +46,10 @@ def choose(state: State, options: BuildOptions, now: float) -> Selection:
     cutoff = None
     if options.max_age:
         cutoff = (now - parse_age(options.max_age)) * 1000
-    return _choose(state, options.max_jobs, cutoff, options.max_site_size, options.raw_logs)
+    return choose_by(state, options.max_jobs, cutoff, options.max_site_size, options.raw_logs)
 
 
-def _choose(
+def choose_by(
     state: State,
     max_jobs: int | None,
     max_age_cutoff_ms: float | None,

@@ -12,6 +12,6 @@ layout or damaged (SQLite or the decoder says so when it is read) is ignored: th
 full build, never a wrong site.
 
 Modules: ``schema`` (tables, encoding), ``records`` (what is recorded), ``identity`` (digests),
-``plan``, ``writes`` and ``queries`` (the planner's reads, the build's writes, the reduce's
+``known``, ``writes`` and ``queries`` (the planner's reads, the build's writes, the reduce's
 reads), ``store`` (``State``, opened and created), ``legacy`` (what any version's state names).
 """

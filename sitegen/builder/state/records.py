@@ -34,7 +34,7 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     tables: builtins.bytes = b""  # (``bytes`` above is a field's name)
     task_rows: int = 0
     # The objects a worker put straight at their keys in a bucket (key: SHA-256; not kept in
-    # the blob): the sync does not upload them again (publish.objectstore.Uploader).
+    # the blob): the sync does not upload them again (publish.bucket.Uploader).
     uploaded: dict[str, str] = msgspec.field(default_factory=dict)
 
 

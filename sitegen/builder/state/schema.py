@@ -37,7 +37,7 @@ encode = msgspec.msgpack.Encoder().encode
 
 decode_outcome = msgspec.msgpack.Decoder(LogOutcome).decode
 
-# Public: a worker is handed a summary as the state stores it (run_contexts.patch_page).
+# Public: a worker is handed a summary as the state stores it (contexts/foresight.py).
 decode_summary = msgspec.msgpack.Decoder(JobSummary).decode
 
 encode_json = msgspec.json.Encoder().encode

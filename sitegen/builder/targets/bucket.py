@@ -3,7 +3,7 @@
 The site is built as always, into a local copy of it kept between builds (``--cache-dir``):
 full or incremental, through the one writer, the state beside it, published there by the
 local target this one wraps (``builder.targets.local``). Then what that changed is synced to the
-bucket (``publish.objectstore``: content hashes against the state's manifest, jobs before
+bucket (``publish.bucket``: content hashes against the state's manifest, jobs before
 the listings naming them, deletions last). The local copy is trusted only when it is the
 one the bucket's last publish came from (the manifest's generation): else it is built
 afresh, which maps every log but still uploads only the objects whose bytes changed.
@@ -29,8 +29,8 @@ from sitegen.errors import PublishError, SitegenError
 from sitegen.text.storage_url import as_prefix, redact, split_credentials
 
 if TYPE_CHECKING:
-    from sitegen.publish import objectstore
-    from sitegen.publish.objectstore import Manifest, SyncReport, Uploader
+    from sitegen.publish import bucket as objects
+    from sitegen.publish.bucket import Manifest, SyncReport, Uploader
 
 # Beside the local copy of the site: the generation of the publish it matches.
 PUBLISHED_MARK = "published-generation"
@@ -69,28 +69,28 @@ class BucketTarget:
 
         The local copy is trusted only when it is the one the bucket's last publish came from.
         """
-        from sitegen.publish import objectstore
+        from sitegen.publish import bucket as objects
 
         started = time.perf_counter()
         url = as_prefix(self.url)
-        state_url = as_prefix(options.state_url or objectstore.default_state_url(url))
+        state_url = as_prefix(options.state_url or objects.default_state_url(url))
         if as_prefix(split_credentials(state_url)[0]) == as_prefix(split_credentials(url)[0]):
             raise SitegenError("--state must not be the site's own prefix (it would be served)")
-        store = objectstore.Store(url, options.storage_options)
-        state = objectstore.Store(state_url, options.storage_options)
+        store = objects.Store(url, options.storage_options)
+        state = objects.Store(state_url, options.storage_options)
         waiting = None if on_wait is None else (lambda owner: on_wait())
         try:
-            lock = objectstore.acquire(state, waiting)
+            lock = objects.acquire(state, waiting)
         except OSError as exc:
             raise PublishError(f"cannot take the lock: {_reason(exc)}", redact(state_url)) from exc
         try:
-            before = objectstore.Manifest.load(state)
+            before = objects.Manifest.load(state)
             # A build that died after its workers put objects up left its mark: every job
             # object the manifest does not name is looked for (a LIST of the job prefixes) and
             # deleted.
-            leftovers = objectstore.leftover_uploads(state)
+            leftovers = objects.leftover_uploads(state)
             if before is None and not leftovers:  # (with them: the objects are a first publish's)
-                objectstore.check_new_prefix(store, state_url)
+                objects.check_new_prefix(store, state_url)
             mark = options.output.parent / PUBLISHED_MARK
             known = mark.read_text().strip() if mark.is_file() else None
             fresh = before is None or known != before.generation or options.clean
@@ -118,7 +118,7 @@ class BucketTarget:
 class BucketUploads:
     """What a bucket target lets the map step's workers do: put new jobs at their keys.
 
-    The uploader (``objectstore.Uploader``) is made when a mapper first asks for it: it reads
+    The uploader (``objects.Uploader``) is made when a mapper first asks for it: it reads
     the whole manifest, and a mapper whose workers do not upload never asks. What the workers
     put up, and the job directories of those that died, are noted here for the sync.
     """
@@ -128,7 +128,7 @@ class BucketUploads:
         url: str,
         storage_options: Mapping[str, Any],
         before: Manifest | None,
-        state: objectstore.Store,
+        state: objects.Store,
     ) -> None:
         self.url = url
         self.storage_options = storage_options
@@ -143,10 +143,10 @@ class BucketUploads:
     def uploader(self) -> Uploader:
         """Return the workers' uploader, made (and the bucket's state marked) on first ask."""
         if self.made is None:
-            from sitegen.publish import objectstore
+            from sitegen.publish import bucket as objects
 
-            roots = objectstore.published_roots(self.before)
-            self.made = objectstore.Uploader(self.url, dict(self.storage_options), roots)
+            roots = objects.published_roots(self.before)
+            self.made = objects.Uploader(self.url, dict(self.storage_options), roots)
             self.made.begin(self.state)
         return self.made
 
@@ -164,9 +164,9 @@ class _Bucket:
     """The bucket a build publishes to, as its target opened it."""
 
     url: str
-    store: objectstore.Store
-    state: objectstore.Store
-    lock: objectstore.Lock
+    store: objects.Store
+    state: objects.Store
+    lock: objects.Lock
     # The manifest of the last publish, and whether a dead build's workers left objects.
     before: Manifest | None
     leftovers: bool
@@ -230,16 +230,16 @@ class BucketPublishing:
         uploads the rest (listings, site-wide files, jobs published before), and deletes what
         the workers put up that the site does not keep.
         """
-        from sitegen.publish import objectstore
+        from sitegen.publish import bucket as objects
 
         self.local.finish(report)
         bucket, uploads = self.bucket, self.uploads
         bucket.lock.refresh()
-        suspects = set(objectstore.JOB_PREFIXES) if bucket.leftovers else set()
+        suspects = set(objects.JOB_PREFIXES) if bucket.leftovers else set()
         if report.up_to_date and not self.fresh and not suspects:
             if uploads.made is not None:  # no worker ran: none was put up
-                objectstore.Uploader.end(bucket.state)
-            self._published(report, objectstore.SyncReport())  # nothing changed: nothing to compare
+                objects.Uploader.end(bucket.state)
+            self._published(report, objects.SyncReport())  # nothing changed: nothing to compare
             return
         self.mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
         try:
@@ -248,7 +248,7 @@ class BucketPublishing:
             local = self.local.published
             changed = None if self.fresh or local is None else local.changed
             suspects |= uploads.suspects
-            after, synced = objectstore.sync(
+            after, synced = objects.sync(
                 self.options.output,
                 bucket.store,
                 bucket.state,
@@ -258,7 +258,7 @@ class BucketPublishing:
                 sorted(suspects),
             )
             if uploads.made is not None or bucket.leftovers:
-                objectstore.Uploader.end(bucket.state)
+                objects.Uploader.end(bucket.state)
         except OSError as exc:
             raise PublishError(
                 f"publishing to object storage stopped: {_reason(exc)} (the next build "
