@@ -38,7 +38,6 @@ from sitegen.builder.map.jobs import (
     root_parents,
     task_of,
 )
-from sitegen.builder.map.mapper import LocalMapper
 from sitegen.builder.state.records import LogOutcome
 from sitegen.errors import UsageError
 from sitegen.eventlog.logfiles import LogFile, LogList
@@ -236,13 +235,8 @@ def client(address: str) -> Any:
 class DaskMapper:
     """The map step on the Dask cluster at ``address`` (the ``Mapper`` of ``--dask-scheduler``)."""
 
-    def __init__(self, address: str, workers: int | None = None) -> None:
+    def __init__(self, address: str) -> None:
         self.address = address
-        # What the last map found: the staging dir when the workers reach it, and the renderer
-        # the workers hold; the run contexts' splicing goes where the jobs were written.
-        self.direct: str | None = None
-        self.shared: Any = None
-        self.here = LocalMapper(workers)
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -266,13 +260,13 @@ class DaskMapper:
         if not which:
             return
         dask = client(self.address)
-        direct = self.direct = str(staging) if shares_output(dask, staging) else None
+        direct = str(staging) if shares_output(dask, staging) else None
         contexts = {} if contexts is None else contexts
         # The renderer goes to the workers once, not with each task: as the result of a task,
         # not scattered, so that when the workers holding it die (a log that kills every
         # worker mapping it) the scheduler makes it again; scattered data is lost for good
         # and every task needing it was cancelled.
-        shared = self.shared = dask.submit(_unwrap, Opaque(map_context), pure=False)
+        shared = dask.submit(_unwrap, Opaque(map_context), pure=False)
         # Workers that reach the output put new jobs where the site goes themselves.
         uploader = None
         if uploads is not None and direct is not None:
@@ -327,12 +321,10 @@ class DaskMapper:
                 task.release()
 
     def rest(self) -> None:
-        """Stop this machine's workers, if any were started."""
-        self.here.rest()
+        """Nothing to stop: the workers are the cluster's, and hold nothing between maps."""
 
     def close(self) -> None:
-        """Keep the client (a watcher builds again on the same cluster); stop local workers."""
-        self.here.close()
+        """Keep the client: a watcher builds again on the same cluster."""
 
 
 def _unwrap(opaque: Opaque[T]) -> T:
