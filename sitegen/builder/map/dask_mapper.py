@@ -159,18 +159,15 @@ def _map_chunk(
             forget_claim(task)
     mapped: list[Mapped] = []
     for task in tasks:
-        outcome, parted = _process_star(task)
+        # process_log by this module's name, not jobs._process_star: a test's worker preload
+        # (tests/dask_poison.py) replaces it here.
+        outcome, parted = process_log(*task)
         # A job in its part dir shares its id with another log's: the reduce settles which
         # is published, so it goes up through the sync.
         if uploader is not None and outcome.roots and not parted and uploader.is_new(outcome.roots):
             outcome.uploaded = uploader.upload(root, outcome.roots)
         mapped.append((outcome, None, parted))
     return mapped
-
-
-def _process_star(task: Task) -> tuple[LogOutcome, bool]:
-    """Map one log as a local worker does."""
-    return process_log(*task)
 
 
 def _probe_worker(staging: str, token: str) -> str | None:
