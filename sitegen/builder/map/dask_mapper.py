@@ -28,7 +28,7 @@ from sitegen.builder.map.jobs import (
     Progress,
     Task,
     claim,
-    failed_outcome,
+    died_outcome,
     first_attempt,
     forget_claim,
     job_roots,
@@ -459,8 +459,7 @@ class _Chunks:
                 if self.direct is not None:
                     out.append((killed_outcome(one, how)[0], None, False))
                 else:
-                    why = f"the process reading this log was {how}"
-                    out.append((failed_outcome(self.logs[n], why), [], False))
+                    out.append((died_outcome(self.logs[n], how), [], False))
             finally:
                 alone.release()
         return iter(out)
