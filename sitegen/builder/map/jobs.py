@@ -459,7 +459,7 @@ def task_of(
     return (log, staging, part_dir(staging, n), map_context, context)
 
 
-def map_logs(
+def map_here(
     logs: Sequence[LogFile],
     which: Sequence[int],
     staging: Path,
@@ -470,7 +470,7 @@ def map_logs(
     contexts: Mapping[int, RunContext] | None = None,
     pool: Executor | None = None,
 ) -> None:
-    """Run the map step over the logs at ``which``, in parallel when it pays.
+    """Run the map step over the logs at ``which`` on this machine, in forked workers when it pays.
 
     Hands each log's outcome to ``on_result`` as it arrives, with whether the log was
     written to its part directory (``part_dir``) rather than straight into the staging
