@@ -386,7 +386,13 @@ def _threads(dask: Any) -> int:
 def _windowed(
     chunks: list[list[int]], submit: Callable[[list[int]], Any], threads: int
 ) -> Iterator[tuple[list[int], Any]]:
-    """Yield each chunk with its task, ``WINDOW`` a worker thread in flight, in order."""
+    """Yield each chunk with its task, ``WINDOW`` a worker thread in flight, in order.
+
+    Not the local pool's window (``pool._Windowed``): a Dask task is handed on unresolved,
+    since a chunk that killed its workers is retried by the caller, log by log, and only that
+    chunk; when a local worker dies, every chunk in flight is lost with the pool and is redone
+    there. Stopped early, a task not run is cancelled, and one running is left to the cluster.
+    """
     pending: deque[tuple[list[int], Any]] = deque()
     cut = iter(chunks)
     for chunk in itertools.islice(cut, WINDOW * threads):
