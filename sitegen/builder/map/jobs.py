@@ -181,11 +181,6 @@ def _append_claim(part: Path, roots: str) -> None:
         os.close(fd)
 
 
-def claimed_roots(part: Path) -> list[str]:
-    """Return the staging directories log ``part`` claimed since its claims were last undone."""
-    return _claims(part)[0]
-
-
 def _claims(part: Path) -> tuple[list[str], list[str]]:
     """Return the directories log ``part`` claimed, and those it was making when it stopped."""
     prefix = f"{part.name}\t"
