@@ -41,7 +41,7 @@ class Fresh(NamedTuple):
     # The job's id, name and start (an incremental build's; a full build touches every name).
     pick: Pick | None
     # The job whose directories the log's files are in (None: it wrote none). Its
-    # directories are made from it when moved (mapstep.job_roots), not kept as a list.
+    # directories are made from it when moved (jobs.job_roots), not kept as a list.
     job_id: str | None
     files: int
     bytes: int
