@@ -382,7 +382,7 @@ def test_no_log_is_modified(tmp_path: Path) -> None:
 
 
 def test_a_log_forgets_only_what_it_claimed_since_it_was_last_forgotten(tmp_path: Path) -> None:
-    from sitegen.builder.map.jobs import _mark_claim, claimed_roots, forget_claim
+    from sitegen.builder.map.jobs import _claims, _mark_claim, forget_claim
 
     staging = tmp_path / "staging"
     part, other = staging / "parts" / "7", staging / "parts" / "8"
@@ -390,11 +390,11 @@ def test_a_log_forgets_only_what_it_claimed_since_it_was_last_forgotten(tmp_path
         (staging / root).mkdir(parents=True)
     _mark_claim(part, ["api/job/a", "jobs/a"])
     _mark_claim(other, ["jobs/b"])
-    assert claimed_roots(part) == ["api/job/a", "jobs/a"]
+    assert _claims(part) == (["api/job/a", "jobs/a"], [])
     forget_claim((None, staging, part))  # type: ignore[arg-type]
     assert not (staging / "jobs/a").exists() and (staging / "jobs/b").is_dir()
     # Another log takes the directories; forgetting log 7 again must leave them be.
     (staging / "jobs/a").mkdir()
-    assert claimed_roots(part) == []
+    assert _claims(part) == ([], [])
     forget_claim((None, staging, part))  # type: ignore[arg-type]
-    assert (staging / "jobs/a").is_dir() and claimed_roots(other) == ["jobs/b"]
+    assert (staging / "jobs/a").is_dir() and _claims(other) == (["jobs/b"], [])

@@ -28,7 +28,7 @@ from sitegen.builder.map.jobs import (
     Progress,
     Task,
     claim,
-    failed_outcome,
+    died_outcome,
     first_attempt,
     forget_claim,
     job_roots,
@@ -38,7 +38,6 @@ from sitegen.builder.map.jobs import (
     root_parents,
     task_of,
 )
-from sitegen.builder.map.mapper import LocalMapper
 from sitegen.builder.state.records import LogOutcome
 from sitegen.errors import UsageError
 from sitegen.eventlog.logfiles import LogFile, LogList
@@ -160,18 +159,15 @@ def _map_chunk(
             forget_claim(task)
     mapped: list[Mapped] = []
     for task in tasks:
-        outcome, parted = _process_star(task)
+        # process_log by this module's name, not jobs._process_star: a test's worker preload
+        # (tests/dask_poison.py) replaces it here.
+        outcome, parted = process_log(*task)
         # A job in its part dir shares its id with another log's: the reduce settles which
         # is published, so it goes up through the sync.
         if uploader is not None and outcome.roots and not parted and uploader.is_new(outcome.roots):
             outcome.uploaded = uploader.upload(root, outcome.roots)
         mapped.append((outcome, None, parted))
     return mapped
-
-
-def _process_star(task: Task) -> tuple[LogOutcome, bool]:
-    """Map one log as a local worker does."""
-    return process_log(*task)
 
 
 def _probe_worker(staging: str, token: str) -> str | None:
@@ -236,13 +232,8 @@ def client(address: str) -> Any:
 class DaskMapper:
     """The map step on the Dask cluster at ``address`` (the ``Mapper`` of ``--dask-scheduler``)."""
 
-    def __init__(self, address: str, workers: int | None = None) -> None:
+    def __init__(self, address: str) -> None:
         self.address = address
-        # What the last map found: the staging dir when the workers reach it, and the renderer
-        # the workers hold; the run contexts' splicing goes where the jobs were written.
-        self.direct: str | None = None
-        self.shared: Any = None
-        self.here = LocalMapper(workers)
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -266,13 +257,13 @@ class DaskMapper:
         if not which:
             return
         dask = client(self.address)
-        direct = self.direct = str(staging) if shares_output(dask, staging) else None
+        direct = str(staging) if shares_output(dask, staging) else None
         contexts = {} if contexts is None else contexts
         # The renderer goes to the workers once, not with each task: as the result of a task,
         # not scattered, so that when the workers holding it die (a log that kills every
         # worker mapping it) the scheduler makes it again; scattered data is lost for good
         # and every task needing it was cancelled.
-        shared = self.shared = dask.submit(_unwrap, Opaque(map_context), pure=False)
+        shared = dask.submit(_unwrap, Opaque(map_context), pure=False)
         # Workers that reach the output put new jobs where the site goes themselves.
         uploader = None
         if uploads is not None and direct is not None:
@@ -327,12 +318,10 @@ class DaskMapper:
                 task.release()
 
     def rest(self) -> None:
-        """Stop this machine's workers, if any were started."""
-        self.here.rest()
+        """Nothing to stop: the workers are the cluster's, and hold nothing between maps."""
 
     def close(self) -> None:
-        """Keep the client (a watcher builds again on the same cluster); stop local workers."""
-        self.here.close()
+        """Keep the client: a watcher builds again on the same cluster."""
 
 
 def _unwrap(opaque: Opaque[T]) -> T:
@@ -397,7 +386,13 @@ def _threads(dask: Any) -> int:
 def _windowed(
     chunks: list[list[int]], submit: Callable[[list[int]], Any], threads: int
 ) -> Iterator[tuple[list[int], Any]]:
-    """Yield each chunk with its task, ``WINDOW`` a worker thread in flight, in order."""
+    """Yield each chunk with its task, ``WINDOW`` a worker thread in flight, in order.
+
+    Not the local pool's window (``pool._Windowed``): a Dask task is handed on unresolved,
+    since a chunk that killed its workers is retried by the caller, log by log, and only that
+    chunk; when a local worker dies, every chunk in flight is lost with the pool and is redone
+    there. Stopped early, a task not run is cancelled, and one running is left to the cluster.
+    """
     pending: deque[tuple[list[int], Any]] = deque()
     cut = iter(chunks)
     for chunk in itertools.islice(cut, WINDOW * threads):
@@ -470,8 +465,7 @@ class _Chunks:
                 if self.direct is not None:
                     out.append((killed_outcome(one, how)[0], None, False))
                 else:
-                    why = f"the process reading this log was {how}"
-                    out.append((failed_outcome(self.logs[n], why), [], False))
+                    out.append((died_outcome(self.logs[n], how), [], False))
             finally:
                 alone.release()
         return iter(out)

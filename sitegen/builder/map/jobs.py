@@ -181,11 +181,6 @@ def _append_claim(part: Path, roots: str) -> None:
         os.close(fd)
 
 
-def claimed_roots(part: Path) -> list[str]:
-    """Return the staging directories log ``part`` claimed since its claims were last undone."""
-    return _claims(part)[0]
-
-
 def _claims(part: Path) -> tuple[list[str], list[str]]:
     """Return the directories log ``part`` claimed, and those it was making when it stopped."""
     prefix = f"{part.name}\t"
@@ -459,7 +454,7 @@ def task_of(
     return (log, staging, part_dir(staging, n), map_context, context)
 
 
-def map_logs(
+def map_here(
     logs: Sequence[LogFile],
     which: Sequence[int],
     staging: Path,
@@ -470,7 +465,7 @@ def map_logs(
     contexts: Mapping[int, RunContext] | None = None,
     pool: Executor | None = None,
 ) -> None:
-    """Run the map step over the logs at ``which``, in parallel when it pays.
+    """Run the map step over the logs at ``which`` on this machine, in forked workers when it pays.
 
     Hands each log's outcome to ``on_result`` as it arrives, with whether the log was
     written to its part directory (``part_dir``) rather than straight into the staging

@@ -115,15 +115,15 @@ class LocalMapper:
         contexts: Mapping[int, RunContext] | None = None,
         uploads: Uploads | None = None,
     ) -> None:
-        """Map the logs at ``which`` in parallel when it pays (``jobs.map_logs``).
+        """Map the logs at ``which`` in parallel when it pays (``jobs.map_here``).
 
         ``uploads`` is left: this machine's workers write the staging dir, which the target
         publishes.
         """
-        from sitegen.builder.map.jobs import map_logs
+        from sitegen.builder.map.jobs import map_here
 
         workers, pool = self.workers, self.early.pool
-        map_logs(logs, which, staging, map_context, workers, on_result, progress, contexts, pool)
+        map_here(logs, which, staging, map_context, workers, on_result, progress, contexts, pool)
 
     def each(
         self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], alone_below: int = 0

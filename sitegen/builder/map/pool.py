@@ -126,7 +126,13 @@ WINDOW = 4
 
 
 class _Windowed(Generic[T, R]):
-    """Results of a function over items, a window of chunks in flight in a pool of workers."""
+    """Results of a function over items, a window of chunks in flight in a pool of workers.
+
+    Not the Dask mapper's window (``dask_mapper._windowed``): a dead worker breaks the whole
+    pool, so the rescue needs every chunk in flight at once, then a new pool for the rest; and
+    a map stopped early waits for the chunks running, which write into a staging dir the build
+    is about to remove, in a pool that outlives the map.
+    """
 
     def __init__(
         self,
