@@ -3,7 +3,7 @@
 Run:  python benchmarks/findings.py            (the documented run: sizes and seeds fixed)
       python benchmarks/findings.py --smoke    (what CI runs: a few seconds, no targets)
 
-Jobs have realistic noise (tests/noisy.py): task times log-normal with sigma 0.2-0.6 around
+Jobs have realistic noise (tests/helpers/noisy.py): task times log-normal with sigma 0.2-0.6 around
 each stage's median, 4-500 tasks a stage, 2-16 executors of 1-8 slots, tasks in waves on
 the slots, 2-6 stages; and jobs of 1-4 stages that each run in one wave (no more tasks than
 slots, sigma 0.3-0.5), where a stage's slowest task always ends it. Planted anomalies have a
@@ -26,13 +26,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.noisy: the same jobs the property tests draw
+sys.path.insert(0, str(ROOT))  # tests.helpers.noisy: the same jobs the property tests draw
 
 from sitegen.diagnose import recurring  # noqa: E402
 from sitegen.diagnose.diagnosis import Diagnosis, diagnose  # noqa: E402
 from sitegen.finding import Finding, FindingKind  # noqa: E402
 from sitegen.model import JobSummary  # noqa: E402
-from tests.noisy import (  # noqa: E402
+from tests.helpers.noisy import (  # noqa: E402
     KINDS,
     Plant,
     Sim,

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.servers: the same nginx the tests start
+sys.path.insert(0, str(ROOT))  # tests.helpers.servers: the same nginx the tests start
 
 from sitegen.builder.map.context import MapContext  # noqa: E402
 from sitegen.builder.map.jobs import process_log, root_parents  # noqa: E402
@@ -464,7 +464,7 @@ def xss(per_field: int, work: Path) -> XssResult:
     from sitegen.builder.options import BuildOptions
     from sitegen.builder.pipeline import build
     from tests.conftest import CHROMIUM_ARGS
-    from tests.servers import http_server, nginx
+    from tests.helpers.servers import http_server, nginx
 
     result = XssResult()
     payloads = xss_payloads()
@@ -589,7 +589,7 @@ class Poller:
 
     def run(self, max_requests: int, max_seconds: float) -> None:
         from sitegen.render import urls
-        from tests.servers import get
+        from tests.helpers.servers import get
 
         deadline = time.monotonic() + max_seconds
         n = 0
@@ -652,7 +652,7 @@ def kill_builds(points: int, logs_count: int, work: Path) -> KillResult:
     from sitegen.builder.options import BuildOptions
     from sitegen.builder.pipeline import build
     from sitegen.examples.generator import write_log
-    from tests.servers import nginx
+    from tests.helpers.servers import nginx
 
     logs, pub = work / "logs", work / "pub"
     logs.mkdir()

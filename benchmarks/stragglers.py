@@ -4,7 +4,7 @@ Run:  python benchmarks/stragglers.py            (the documented run: sizes and 
       python benchmarks/stragglers.py --smoke    (a few seconds, no targets)
 
 For each stage size (4-5, 6-10, 11-50, 51-200 tasks) and each way of running (one wave: no
-more tasks in a stage than slots; several waves), jobs are drawn with tests/noisy.py's noise
+more tasks in a stage than slots; several waves), jobs are drawn with tests/helpers/noisy.py's noise
 (task times log-normal, sigma 0.2-0.6; tasks in waves on executor slots) and every stage of
 that size. It prints:
 
@@ -31,12 +31,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.noisy: the same jobs the property tests draw
+sys.path.insert(0, str(ROOT))  # tests.helpers.noisy: the same jobs the property tests draw
 
 from sitegen.diagnose import thresholds as th  # noqa: E402
 from sitegen.diagnose.diagnosis import diagnose  # noqa: E402
 from sitegen.finding import FindingKind  # noqa: E402
-from tests.noisy import Plant, draw_sized, simulate  # noqa: E402
+from tests.helpers.noisy import Plant, draw_sized, simulate  # noqa: E402
 
 SIZES = ((4, 5), (6, 10), (11, 50), (51, 200))
 # (factor, the widest job sigma it is judged at, the share of warnings it must reach).

@@ -13,7 +13,7 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.model import ProblemKind
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 NOW = 1_767_225_600  # the tests' SOURCE_DATE_EPOCH
 HOUR = 3600

@@ -14,9 +14,9 @@ from sitegen.cli import cli
 from sitegen.errors import SitegenError, UsageError
 from sitegen.layout import STATE_NAME
 from sitegen.publish import archive as archive_module
-from tests.endpoints import endpoints
-from tests.logs import job_lines, write
-from tests.servers import Response, get, http_server
+from tests.helpers.endpoints import endpoints
+from tests.helpers.logs import job_lines, write
+from tests.helpers.servers import Response, get, http_server
 
 # Ids that need percent-encoding in URLs and unicode or long names in archive members.
 UGLY_IDS = ["with space", "100%done", "a#b", "why?", "ünïcødé-日本", ".dotted"]

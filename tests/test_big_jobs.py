@@ -14,7 +14,7 @@ from sitegen.examples.generator import JobSpec, write_log
 from sitegen.render import urls
 from sitegen.render.jobpage import FAILURES_SHOWN, TIMELINE_BARS
 from sitegen.svg import timeline
-from tests.sitecheck import broken_links
+from tests.helpers.sitecheck import broken_links
 
 TASKS = 2_500  # each retried once: 5,000 attempts, 2,500 of them failed
 

@@ -23,8 +23,8 @@ from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
 from sitegen.text.formatting import timestamp
 from tests.conftest import require
-from tests.logs import FAILED_JOB
-from tests.servers import http_server, nginx
+from tests.helpers.logs import FAILED_JOB
+from tests.helpers.servers import http_server, nginx
 
 
 def task_ends(job_id: str) -> int:

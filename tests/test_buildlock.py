@@ -131,7 +131,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow  # a killed build
 def test_workers_die_with_a_killed_build_and_do_not_hold_its_lock(tmp_path: Path) -> None:
     """kill -9 of the build alone (not its group): its workers go too; the next build runs."""
-    from tests.logs import job_lines, write
+    from tests.helpers.logs import job_lines, write
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -13,7 +13,7 @@ from sitegen.builder.pipeline import build
 from sitegen.check import check
 from sitegen.cli import cli
 from sitegen.model import SEVERITY, ProblemKind
-from tests.logs import job_lines, record, write
+from tests.helpers.logs import job_lines, record, write
 
 
 def every_problem(logs: Path) -> Path:

@@ -12,7 +12,7 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.check import check
 from sitegen.cli import cli
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 NFC = unicodedata.normalize("NFC", "café1")
 NFD = unicodedata.normalize("NFD", "café1")

@@ -14,8 +14,8 @@ from sitegen.eventlog.discover import discover
 from sitegen.eventlog.logfiles import split_name
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 
 def gz(data: bytes) -> bytes:
@@ -223,7 +223,7 @@ def test_raw_log_gzip_bytes_depend_only_on_the_log(tmp_path: Path) -> None:
     from zlib_ng import zlib_ng
 
     from sitegen.eventlog import rawlog
-    from tests.logs import job_lines, write
+    from tests.helpers.logs import job_lines, write
 
     # Over two of the reader's pieces, so that where the input is cut could matter.
     log = write(tmp_path / "big.eventlog", job_lines("big", stages=4, tasks_per_stage=1500))

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from tests.conftest import require_module
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 from tests.test_object_storage import s3  # noqa: F401 (the moto server fixture, by name)
 
 pytestmark = pytest.mark.slow
@@ -55,7 +55,7 @@ def cluster() -> Iterator[Local]:
 def _local_cluster() -> Iterator[Local]:
     require_module("distributed", "dask")
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "dask_cluster.py")],
+        [sys.executable, str(Path(__file__).parent / "helpers" / "dask_cluster.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -154,7 +154,7 @@ class Separate:
         if poison is None:
             args.append("--no-nanny")
         else:
-            args += ["--preload", str(Path(__file__).parent / "dask_poison.py")]
+            args += ["--preload", str(Path(__file__).parent / "helpers" / "dask_poison.py")]
             env = {"SITEGEN_TEST_POISON": poison, "PYTHONPATH": str(Path(__file__).parent.parent)}
         self.procs.append(_start([*wrapper, *args], env))
 

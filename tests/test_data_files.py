@@ -12,10 +12,10 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.reduce import datafiles
 from sitegen.examples.generator import BASE_TIME_MS
-from tests import sqldata
 from tests.conftest import require_module
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers import sqldata
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 TABLES = ("jobs", "stages", "tasks", "findings", "executors")
 

@@ -107,7 +107,7 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) ->
     from click.testing import CliRunner
 
     from sitegen.cli import cli
-    from tests.logs import job_lines, write
+    from tests.helpers.logs import job_lines, write
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -132,7 +132,7 @@ def test_a_log_touched_past_2262_builds_and_then_is_a_no_op(
 ) -> None:
     from sitegen.builder.options import BuildOptions
     from sitegen.builder.pipeline import build
-    from tests.logs import job_lines, write
+    from tests.helpers.logs import job_lines, write
 
     logs = tmp_path / "logs"
     logs.mkdir()

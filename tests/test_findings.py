@@ -16,9 +16,9 @@ from sitegen.diagnose.diagnosis import Diagnosis, diagnose
 from sitegen.diagnose.stage_findings import stage_sigma
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import Finding, FindingKind, FindingSeverity
-from tests.logs import failed_task_end
-from tests.noisy import Plant, Shape, simulate
-from tests.planted import Job, T, lines, uniform
+from tests.helpers.logs import failed_task_end
+from tests.helpers.noisy import Plant, Shape, simulate
+from tests.helpers.planted import Job, T, lines, uniform
 
 
 def diagnosed(job: Job) -> Diagnosis:

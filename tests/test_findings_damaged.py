@@ -17,10 +17,10 @@ from sitegen.diagnose.timing import idle_gaps
 from sitegen.eventlog.reader import read_log
 from sitegen.examples.generator import BASE_TIME_MS
 from sitegen.finding import FindingKind, FindingSeverity
-from tests.logs import failed_task_end, record
-from tests.planted import Job, T, lines, uniform
+from tests.helpers.logs import failed_task_end, record
+from tests.helpers.planted import Job, T, lines, uniform
 
-# Where the planted jobs' first stage starts (tests/planted.py).
+# Where the planted jobs' first stage starts (tests/helpers/planted.py).
 B = BASE_TIME_MS + 5
 
 

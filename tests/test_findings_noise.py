@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from sitegen.diagnose.diagnosis import diagnose
 from sitegen.finding import FindingKind
-from tests.noisy import KINDS, Plant, draw_one_wave, draw_shape, draw_sized, planted, simulate
+from tests.helpers.noisy import (
+    KINDS,
+    Plant,
+    draw_one_wave,
+    draw_shape,
+    draw_sized,
+    planted,
+    simulate,
+)
 
 # Healthy jobs with a warning or worse: at most this share (issue 26).
 HEALTHY_WARNING_BOUND = 0.02

@@ -15,8 +15,8 @@ from sitegen.builder.report import BuildReport
 from sitegen.eventlog.reader import read_log
 from sitegen.finding import FindingKind
 from sitegen.render import urls
-from tests.logs import FAILED_JOB, write
-from tests.planted import Job, T, lines, uniform
+from tests.helpers.logs import FAILED_JOB, write
+from tests.helpers.planted import Job, T, lines, uniform
 
 HOSTILE = "<b>exec</b>&"
 

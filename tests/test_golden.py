@@ -11,9 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
-from sitecheck import html_pages
-
 from sitegen.builder.report import BuildReport
+from tests.helpers.sitecheck import html_pages
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -15,7 +15,7 @@ from sitegen.builder.pipeline import build
 from sitegen.cli import cli
 from sitegen.errors import UsageError
 from sitegen.examples import EXAMPLE_LOG_DIR
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 def _dead_pid() -> int:

@@ -20,8 +20,8 @@ from sitegen.builder.state.store import State, open_published
 from sitegen.errors import SitegenError
 from sitegen.eventlog.discover import list_dirs
 from sitegen.eventlog.localdir import LocalDir
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 
 def _logs(tmp_path: Path, *ids: str) -> Path:

@@ -22,7 +22,7 @@ from sitegen.check import check
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification, ProblemKind
 from sitegen.text import formatting
-from tests.logs import job_lines, record, write
+from tests.helpers.logs import job_lines, record, write
 
 DEEP = b'{"ev":"X","version":1,"data":' + b"[" * 1000 + b"]" * 1000 + b"}\n"
 

@@ -21,9 +21,9 @@ from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.layout import STATE_NAME
 from sitegen.publish.hosting import HIDDEN, PAGE_CACHE, STATIC_CACHE
 from tests.conftest import require
-from tests.endpoints import endpoints
-from tests.logs import job_lines, write
-from tests.servers import Response, apache, caddy, get, http_server, nginx
+from tests.helpers.endpoints import endpoints
+from tests.helpers.logs import job_lines, write
+from tests.helpers.servers import Response, apache, caddy, get, http_server, nginx
 
 UGLY_IDS = ["with space", "100%done", "a#b", "why?", "a+b", "ünïcødé-日本", ".dotted", "stages"]
 

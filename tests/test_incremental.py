@@ -31,8 +31,8 @@ from sitegen.examples.generator import (
 from sitegen.layout import STATE_NAME
 from sitegen.model import Problem, ProblemKind
 from sitegen.render.pages import PageRenderer
-from tests.logs import FAILED_JOB, job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import FAILED_JOB, job_lines, write
+from tests.helpers.sitetree import tree
 
 STATE = STATE_NAME
 

@@ -22,7 +22,7 @@ from sitegen.diagnose import failures, recurring
 from sitegen.model import JobSummary
 from sitegen.render.tables import job_tables
 from sitegen.render.templates import default_template_dir
-from tests.logs import invalid_job_lines, job_lines, write
+from tests.helpers.logs import invalid_job_lines, job_lines, write
 from tests.test_tables import analysed, parquet_rows
 
 DAY = 86_400_000

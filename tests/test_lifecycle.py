@@ -28,8 +28,8 @@ from sitegen.eventlog.reader import read_log
 from sitegen.examples.generator import BASE_TIME_MS
 from sitegen.layout import STATE_NAME
 from sitegen.model import Classification, ProblemKind
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 NOW = 1_767_225_600  # the tests' SOURCE_DATE_EPOCH (conftest), BASE_TIME_MS in seconds
 DAY_MS = 86_400_000

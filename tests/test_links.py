@@ -4,13 +4,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from sitecheck import broken_links, html_pages, parse
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import sqlpage
+from tests.helpers.sitecheck import broken_links, html_pages, parse
 
 ODD_IDS = ["with space", "100%", "a%2Fb", "hash#tag", "what?now", "c++", "naïve-日本", "x&y<z>"]
 

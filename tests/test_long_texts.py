@@ -11,7 +11,7 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.layout import STATE_NAME
 from sitegen.text.shorten import MAX_SHOWN_TEXT
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 LONG = 1 << 20  # characters: far past the cap, small enough for a quick test
 

@@ -11,8 +11,8 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.publish import mounts, writer
-from tests.namespaces import in_mount_namespace, q, require_mounts
-from tests.sitetree import tree
+from tests.helpers.namespaces import in_mount_namespace, q, require_mounts
+from tests.helpers.sitetree import tree
 
 
 def test_mountinfo_escapes_are_decoded() -> None:

@@ -35,8 +35,8 @@ from sitegen.publish import bucket as objects
 from sitegen.publish.hosting import HIDDEN, cache_control
 from sitegen.text.storage_url import redact
 from tests.conftest import require_module
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from sitegen.eventlog.compression import open_compressed
 from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification, ProblemKind
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 MiB = 1 << 20
 

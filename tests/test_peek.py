@@ -18,7 +18,7 @@ from sitegen.eventlog.discover import discover
 from sitegen.eventlog.limits import DEFAULT_LIMITS
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.examples import EXAMPLE_LOG_DIR
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 def mapped(log: LogFile) -> tuple[Run, int] | None:

@@ -14,8 +14,8 @@ from sitegen.builder.pipeline import build
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.render import urls
-from tests.logs import FAILED_JOB
-from tests.servers import http_server
+from tests.helpers.logs import FAILED_JOB
+from tests.helpers.servers import http_server
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 PHONE = {"width": 375, "height": 800}

@@ -17,8 +17,8 @@ from sitegen.builder.report import BuildReport
 from sitegen.errors import UsageError
 from sitegen.eventlog.discover import unsafe_id_reason
 from sitegen.model import ProblemKind
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 
 def _kinds(report: BuildReport) -> dict[str, str]:

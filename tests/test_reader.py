@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sitegen.eventlog import rawlog
 from sitegen.eventlog.reader import read_log
 from sitegen.model import Classification
-from tests.logs import V1_CONFIG, V1_JOB, V1_STAGES, job_lines, record, v1_log_lines, write
+from tests.helpers.logs import V1_CONFIG, V1_JOB, V1_STAGES, job_lines, record, v1_log_lines, write
 
 
 def test_v1_log_reads_byte_identical(tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ from sitegen.eventlog import rawlog, sources
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.limits import DEFAULT_LIMITS
 from sitegen.render.pages import PageRenderer
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 
 class Opens:

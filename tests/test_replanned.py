@@ -26,7 +26,7 @@ from sitegen.finding import FindingKind
 from sitegen.render import urls
 from sitegen.render.jobpage import build_stages
 from tests.conftest import require_module
-from tests.logs import REPLANNED_STAGE, SNOWFLAKE_IDS, replanned_job_lines, write
+from tests.helpers.logs import REPLANNED_STAGE, SNOWFLAKE_IDS, replanned_job_lines, write
 from tests.test_stage_shapes import JOB_END_KEYS, TASK_END_KEYS, _stage_rows
 
 JOB, FAILED_JOB = SNOWFLAKE_IDS[:2]
@@ -195,7 +195,7 @@ def test_the_trace_names_the_dropped_stage(site: Path) -> None:
 
 def test_sql_tasks_hold_the_dropped_stages_attempts_and_stages_do_not(site: Path) -> None:
     require_module("pyarrow", "sql")
-    from tests.sqldata import rows as read
+    from tests.helpers.sqldata import rows as read
 
     out = site / "site"
     records = _records((site / f"logs/{JOB}.eventlog").read_bytes().splitlines(keepends=True))

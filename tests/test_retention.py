@@ -12,8 +12,8 @@ from sitegen.builder.report import BuildReport
 from sitegen.builder.select.retention import parse_age
 from sitegen.errors import UsageError
 from sitegen.examples.generator import BASE_TIME_MS
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 
 def listed(site: Path) -> list[str]:

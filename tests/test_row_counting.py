@@ -21,7 +21,7 @@ from sitegen.finding import FindingSeverity
 from sitegen.model import JobSummary, StageFigures
 from sitegen.render import urls
 from sitegen.render.runs import StageChange, comparison_rows
-from tests.logs import counted_job_lines, write, write_series
+from tests.helpers.logs import counted_job_lines, write, write_series
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000

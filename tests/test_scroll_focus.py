@@ -11,8 +11,8 @@ import pytest
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.render import urls
-from tests.logs import job_lines, write
-from tests.servers import http_server
+from tests.helpers.logs import job_lines, write
+from tests.helpers.servers import http_server
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 

@@ -1,6 +1,6 @@
 """A build's parts are seams: a fake source and a fake mapper each drive a real build.
 
-Each fake (tests/fakes.py) is written against its interface alone (``LogSource``, ``Mapper``),
+Each fake (tests/helpers/fakes.py) is written against its interface alone (``LogSource``, ``Mapper``),
 and the site it builds is the one a normal build makes, file for file and byte for byte, in a
 full build and in an incremental one.
 """
@@ -17,9 +17,9 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
 from sitegen.examples import EXAMPLE_LOG_DIR
-from tests.fakes import RecordingMapper, memory_copy, use_mapper
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.fakes import RecordingMapper, memory_copy, use_mapper
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 NEW = "seam0001.eventlog"
 

@@ -20,8 +20,8 @@ from sitegen.builder.pipeline import build
 from sitegen.builder.plan.events import Hint
 from sitegen.builder.report import BuildReport
 from sitegen.serve.server import serve
-from tests.logs import job_lines, write
-from tests.servers import free_port, get, wait_for_port
+from tests.helpers.logs import job_lines, write
+from tests.helpers.servers import free_port, get, wait_for_port
 
 
 def serve_command(logs: Path, output: Path, port: int) -> list[str]:

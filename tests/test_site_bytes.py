@@ -9,7 +9,7 @@ import pytest
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.state.store import State, open_published
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 def measured(site: Path) -> int:

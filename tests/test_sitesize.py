@@ -20,7 +20,7 @@ from sitegen.builder.select.sitesize import (
 from sitegen.cli import cli
 from sitegen.errors import UsageError
 from sitegen.layout import STATE_NAME
-from tests.sitetree import tree
+from tests.helpers.sitetree import tree
 
 
 def test_sizes_parse_in_decimal_and_binary_units() -> None:

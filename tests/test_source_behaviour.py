@@ -21,7 +21,7 @@ from sitegen.builder.watch import Watcher, watched_paths
 from sitegen.errors import UsageError
 from sitegen.eventlog.localdir import LocalDir
 from sitegen.publish.archive import check_archive_path
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 class Elsewhere:

@@ -24,10 +24,10 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.render import sqlpage, urls
-from tests import sqldata
 from tests.conftest import IN_CI, require, require_module
-from tests.servers import get, http_server, nginx
-from tests.sitecheck import html_pages
+from tests.helpers import sqldata
+from tests.helpers.servers import get, http_server, nginx
+from tests.helpers.sitecheck import html_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = Path(os.environ.get("SITEGEN_SQL_ENGINE", ROOT / "sql-engine"))
@@ -57,7 +57,7 @@ def built(root: Path, name: str, **options: Any) -> Path:
     """Build the example logs into ``root/name``, with SQL tables unless told otherwise."""
     site = root / name / "site"
     build(BuildOptions(log_dirs=EXAMPLE_LOG_DIR, output=site, workers=1, **options))
-    # The page's answers are checked against the tables this build wrote (tests/sqldata.py).
+    # The page's answers are checked against the tables this build wrote (tests/helpers/sqldata.py).
     assert (site / urls.DATA_MANIFEST).is_file() == options.get("data", True)
     return site
 

@@ -23,7 +23,7 @@ from sitegen.eventlog import dotgraph, payload
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.svg import dag
-from tests.logs import SNOWFLAKE_IDS, job_lines, upstream_job_lines, write
+from tests.helpers.logs import SNOWFLAKE_IDS, job_lines, upstream_job_lines, write
 
 FAILED, DONE, RUNNING, OLD_RUNNING = SNOWFLAKE_IDS
 

@@ -13,7 +13,7 @@ from sitegen.diagnose.analysis import analyse
 from sitegen.eventlog.reader import read_log
 from sitegen.render.tableblob import BLOB_FORMAT, decode_tables, encode_tables
 from sitegen.render.tables import TABLES, JobTables, job_tables
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 @pytest.fixture(scope="module")

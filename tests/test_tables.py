@@ -36,7 +36,7 @@ from sitegen.render.tables import (
     job_tables,
 )
 from tests.conftest import require_module
-from tests.servers import http_server
+from tests.helpers.servers import http_server
 
 
 @dataclass(frozen=True)

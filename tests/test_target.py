@@ -23,8 +23,8 @@ from sitegen.eventlog.limits import LogLimits
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.layout import PARTS_DIR
 from sitegen.render.pages import PageRenderer
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 if TYPE_CHECKING:
     from sitegen.builder.map.mapper import Uploads

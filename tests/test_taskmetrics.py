@@ -12,7 +12,7 @@ import pytest
 from sitegen.eventlog import taskmetrics
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.taskmetrics import MISSING, TaskExtras, task_columns, task_extras
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 def _edit_first_task(edit: Callable[[dict[str, object]], None]) -> Callable[[bytes], bytes]:

@@ -15,7 +15,7 @@ from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.render.pages import PageRenderer
 from sitegen.render.templates import default_template_dir
-from tests.logs import FAILED_JOB, job_lines, write
+from tests.helpers.logs import FAILED_JOB, job_lines, write
 
 
 def test_environment_is_strict_and_escapes() -> None:

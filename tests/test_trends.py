@@ -25,8 +25,8 @@ from sitegen.examples import generator
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.model import ErrorPattern, JobSummary
 from sitegen.render import urls
-from tests.logs import job_lines, write
-from tests.planted import Job, T, lines, uniform
+from tests.helpers.logs import job_lines, write
+from tests.helpers.planted import Job, T, lines, uniform
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000

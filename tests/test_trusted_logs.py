@@ -16,8 +16,8 @@ from sitegen.builder.plan import listing as trusted_module
 from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.eventlog import discover
-from tests.logs import job_lines, write
-from tests.sitetree import tree
+from tests.helpers.logs import job_lines, write
+from tests.helpers.sitetree import tree
 
 
 def trusted(logs: Path | tuple[Path, ...], site: Path) -> BuildReport:

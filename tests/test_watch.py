@@ -17,7 +17,7 @@ import pytest
 
 from sitegen.builder.plan.events import Hint
 from sitegen.model import RunningJob
-from tests.logs import job_lines, write
+from tests.helpers.logs import job_lines, write
 
 
 class Watching:

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from sitegen.cli import cli
 from sitegen.publish.writer import SiteWriter
-from tests.namespaces import in_mount_namespace, q, require_mounts
-from tests.sitetree import tree
+from tests.helpers.namespaces import in_mount_namespace, q, require_mounts
+from tests.helpers.sitetree import tree
 
 
 def test_a_full_disk_is_one_line_and_keeps_the_site(

@@ -160,7 +160,7 @@ def _map_chunk(
     mapped: list[Mapped] = []
     for task in tasks:
         # process_log by this module's name, not jobs._process_star: a test's worker preload
-        # (tests/dask_poison.py) replaces it here.
+        # (tests/helpers/dask_poison.py) replaces it here.
         outcome, parted = process_log(*task)
         # A job in its part dir shares its id with another log's: the reduce settles which
         # is published, so it goes up through the sync.

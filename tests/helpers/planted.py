@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from sitegen.examples.generator import BASE_TIME_MS
-from tests.logs import record
+from tests.helpers.logs import record
 
 
 @dataclass(frozen=True)
