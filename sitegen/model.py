@@ -156,6 +156,24 @@ class ExecutorStats(msgspec.Struct, gc=False, array_like=True):
     busy_ms: int = 0
 
 
+class ExecutorEvidence(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """One executor's speed against its peers in one job, as sums the fleet verdict pools.
+
+    ``[compared, z_sum, log_sum, excess_ms, own_failed]`` (diagnose/fleet.py says how each is
+    made): sums add across jobs and subtract when a job goes.
+    """
+
+    # Its successful attempts compared with its peers' (each stage's counted up to a cap).
+    compared: int = 0
+    # The sum of their standardised log ratios to their peers (clipped), and of their log ratios.
+    z_sum: float = 0.0
+    log_sum: float = 0.0
+    # Their time beyond their peers' median (ms; negative when faster).
+    excess_ms: int = 0
+    # Its failed attempts in stages where no other executor failed (else the query's).
+    own_failed: int = 0
+
+
 class StageFigures(msgspec.Struct, frozen=True, gc=False, array_like=True):
     """One stage's size and time, for comparing runs of a job (``[id, ms, tasks, in, out]``)."""
 
@@ -213,6 +231,9 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     root_cause: str | None = None
     # Its run time on half, twice and unlimited executors, from a replay (None: no tasks).
     what_if: WhatIf | None = None
+    # Per executor with evidence: its speed against its peers and its own failed attempts,
+    # which the fleet verdict pools across jobs (diagnose/fleet.py).
+    evidence: dict[str, ExecutorEvidence] = msgspec.field(default_factory=dict)
 
     @property
     def ended_at(self) -> int:

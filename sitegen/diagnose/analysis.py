@@ -53,6 +53,7 @@ def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
     summary.findings = found.findings
     summary.root_cause = found.root_cause.error if found.root_cause else None
     summary.what_if = found.what_if
+    summary.evidence = found.evidence
     statuses = ended_statuses(read.job_end.status, facts.stages)
     return JobAnalysis(summary, graph, facts.stages, found, statuses, facts.dropped)
 

@@ -10,13 +10,14 @@ import msgspec
 
 from sitegen.diagnose import thresholds as th
 from sitegen.diagnose.critical_path import CriticalPath, critical_path, stage_windows
-from sitegen.diagnose.executors import slow_executors
+from sitegen.diagnose.executors import comparisons, slow_executors
 from sitegen.diagnose.failed_attempts import (
     Attempt,
     failed_attempts,
     failed_finding,
     root_cause,
 )
+from sitegen.diagnose.fleet import evidence
 from sitegen.diagnose.replanned import dropped_ids, dropped_sentence, dropped_stage
 from sitegen.diagnose.replay import Change, TaskRun, prepare, what_if
 from sitegen.diagnose.stage_findings import (
@@ -33,7 +34,7 @@ from sitegen.eventlog.payload import Stage, as_int, task_statuses
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
 from sitegen.finding import Finding, FindingKind, FindingSeverity, WhatIf, most_severe_first
-from sitegen.model import is_failed
+from sitegen.model import ExecutorEvidence, is_failed
 from sitegen.text.formatting import duration
 
 _EXECUTOR = attrgetter("executor_id")
@@ -71,6 +72,8 @@ class Diagnosis:
     straggler_attempts: set[tuple[int, int, int]] = field(default_factory=set)
     # The job's run time on half, twice and unlimited executors (None: no task ran).
     what_if: WhatIf | None = None
+    # Per executor: its speed against its peers and its own failures, for the fleet verdict.
+    evidence: dict[str, ExecutorEvidence] = field(default_factory=dict)
 
     def flag(self, stage_id: int | None, task: SlowTask, kind: FindingKind) -> None:
         """Mark a task's row as the evidence of a finding of ``kind``."""
@@ -209,7 +212,9 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     for times_ in timed:
         times_.prior, times_.mad_prior, times_.judged = prior, mad_prior, judged
     executors = len(set(map(_EXECUTOR, facts.tasks)))
-    slow_nodes = slow_executors(timed) if executors > 1 else {}
+    seen = comparisons(timed) if executors > 1 else {}
+    slow_nodes = slow_executors(timed, seen) if executors > 1 else {}
+    result.evidence = evidence(seen, stages) if executors > 1 else {}
     for slow in slow_nodes.values():
         at_speed = {
             attempts.of_end[id(end)]: slow.at_peer_speed[id(end)]

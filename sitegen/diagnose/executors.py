@@ -143,30 +143,40 @@ class SlowExecutor:
     ends: list[TaskEnd]
 
 
-def slow_executors(stages: list[StageTimes]) -> dict[tuple[str, int | None], SlowExecutor]:
-    """Return the slow executors, by (name, None) job-wide or (name, stage id) in one stage.
-
-    An executor is judged over every stage it shared with others; one that is not slow
-    there may still be slow in one stage (a node that struggled for a while).
-    """
+def comparisons(stages: list[StageTimes]) -> dict[str, list[Comparison]]:
+    """Return each executor's comparisons with its peers, over every stage it shared."""
     seen: dict[str, list[Comparison]] = defaultdict(list)
     for stage in stages:
         for name, comparison in compare(stage):
             seen[name].append(comparison)
+    return seen
+
+
+def slow_executors(
+    stages: list[StageTimes], seen: dict[str, list[Comparison]] | None = None
+) -> dict[tuple[str, int | None], SlowExecutor]:
+    """Return the slow executors, by (name, None) job-wide or (name, stage id) in one stage.
+
+    An executor is judged over every stage it shared with others; one that is not slow
+    there may still be slow in one stage (a node that struggled for a while). ``seen``:
+    the comparisons, when the caller made them already.
+    """
+    if seen is None:
+        seen = comparisons(stages)
     found: dict[tuple[str, int | None], SlowExecutor] = {}
     least = th.EXECUTOR_MIN_TASKS
-    for name, comparisons in seen.items():
+    for name, shared in seen.items():
         # Too few attempts to be slow by the thresholds (the usual case on a small job with
         # many executors): no verdict to work out.
-        if not name or sum(len(c.took) for c in comparisons) < least:
+        if not name or sum(len(c.took) for c in shared) < least:
             continue
-        pooled = judge(comparisons)
+        pooled = judge(shared)
         if pooled.slow:
-            found[(name, None)] = _finding(name, comparisons, pooled, job_wide=True)
+            found[(name, None)] = _finding(name, shared, pooled, job_wide=True)
             continue
-        if len(comparisons) < 2:
+        if len(shared) < 2:
             continue
-        for c in comparisons:
+        for c in shared:
             if len(c.took) < least:
                 continue
             alone = judge([c])

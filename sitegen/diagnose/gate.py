@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sitegen.diagnose.fleet import FAILING, FleetExecutor, pool
 from sitegen.diagnose.insights import all_findings
 from sitegen.diagnose.recurring import failed, regressions, runs_by_name
 from sitegen.errors import UsageError
@@ -12,8 +13,10 @@ from sitegen.finding import FindingKind
 from sitegen.model import JobSummary
 
 FAILED = "failed"
-# What --fail-on accepts: every finding kind, and "failed" (the run itself failed).
-KINDS = (*(str(k) for k in FindingKind), FAILED)
+# An executor the fleet verdict, pooled over every job read, calls slow or failing.
+FLEET = "fleet"
+# What --fail-on accepts: every finding kind, "failed" (the run itself failed) and "fleet".
+KINDS = (*(str(k) for k in FindingKind), FAILED, FLEET)
 
 
 def parse_kinds(text: str) -> frozenset[str]:
@@ -39,7 +42,8 @@ class Reason:
 
 def reasons(jobs: Iterable[JobSummary], kinds: frozenset[str]) -> list[Reason]:
     """Return why the newest run of each job name fails the check, by name."""
-    found = []
+    jobs = list(jobs)
+    found = fleet_reasons(jobs) if FLEET in kinds else []
     for runs in runs_by_name(jobs).values():
         newest = runs[-1]
         if FAILED in kinds and failed(newest):
@@ -51,6 +55,37 @@ def reasons(jobs: Iterable[JobSummary], kinds: frozenset[str]) -> list[Reason]:
                     Reason(newest, str(finding.kind), f"{finding.severity}: {finding.message}")
                 )
     return found
+
+
+def fleet_reasons(jobs: Iterable[JobSummary]) -> list[Reason]:
+    """Return the executors the fleet verdict calls slow or failing, each with its newest job.
+
+    The newest job it ran in within its window stands for it (a reason names a job).
+    """
+    jobs = list(jobs)
+    found = []
+    for e in pool((j.start_time, j.executors, j.evidence) for j in jobs):
+        if e.window is None:
+            continue
+        begin, end = e.window
+        within = [j for j in jobs if e.executor_id in j.executors and begin <= j.start_time < end]
+        newest = max(within, key=lambda j: (j.start_time, j.job_id))
+        found.append(Reason(newest, FLEET, f"executor {e.executor_id}: {verdict_sentence(e)}"))
+    return found
+
+
+def verdict_sentence(e: FleetExecutor) -> str:
+    """Return a fleet verdict as one plain sentence (times in ms since the epoch)."""
+    assert e.window is not None
+    if e.verdict == FAILING:
+        return (
+            f"failing in {e.window_jobs} jobs: {e.own_failed} failed attempts of its own "
+            f"(window {e.window[0]}-{e.window[1]} ms)"
+        )
+    return (
+        f"slow in {e.window_jobs} jobs: {e.window_ratio:.2f}x its peers' time "
+        f"(window {e.window[0]}-{e.window[1]} ms)"
+    )
 
 
 def reason_line(reason: Reason) -> str:

@@ -97,6 +97,34 @@ EXECUTOR_MIN_TASKS = 3
 # reasoning as STRAGGLER_MIN_EXCESS_MS).
 EXECUTOR_MIN_EXCESS_MS = 500
 
+# The fleet verdict (diagnose/fleet.py) pools each executor's evidence across jobs. Per job
+# it keeps the sum of its attempts' standardised log ratios, each clipped at FLEET_CLIP_Z
+# (a straggler on a healthy node must not weigh as ten slow attempts), and a stage weighs
+# at most FLEET_STAGE_ATTEMPTS attempts: all of a stage's attempts are measured against one
+# peers' median, whose own noise no number of attempts averages away.
+FLEET_CLIP_Z = 3.0
+FLEET_STAGE_ATTEMPTS = 8
+# Its slow stretch is the run of hours whose ratios, less FLEET_DRIFT sigmas an attempt,
+# add up most (a 1.5x node at sigma 0.6 is 0.68 sigmas an attempt out): a healthy node's
+# stretches are short. The stretch makes it slow when, pooled, its mean standardised log
+# ratio is at least FLEET_Z standard errors above zero (above EXECUTOR_Z: the best of many
+# stretches is searched), its attempts ran at least FLEET_MIN_RATIO times their peers'
+# (between LOW and 1: the evidence of many jobs is strong, and a 1.5x node costs every job),
+# over at least FLEET_MIN_JOBS jobs and FLEET_MIN_ATTEMPTS attempts (fewer: a job's finding).
+FLEET_DRIFT = 0.3
+FLEET_Z = 5.5
+FLEET_MIN_RATIO = 1.25
+FLEET_MIN_JOBS = 3
+FLEET_MIN_ATTEMPTS = 12
+# Failing: its own failed attempts (in stages where no other executor failed) are more than
+# FLEET_FAILED_SHARE of its attempts over a stretch of hours holding at least
+# FLEET_MIN_FAILING_JOBS jobs with such failures and FLEET_MIN_FAILED of them.
+FLEET_FAILED_SHARE = 0.05
+FLEET_MIN_FAILING_JOBS = 3
+FLEET_MIN_FAILED = 5
+# The picture over time has a column an hour for a history of at most this span, else a day.
+FLEET_HOURS_SPAN_MS = 4 * 86_400_000
+
 # A job's wait in the queue counts when it lasted at least this long and was at least
 # QUEUED_MIN_SHARE of the time from submission to end (under MODERATE times the run, info).
 QUEUED_MIN_MS = 1_000

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
+from sitegen.diagnose.fleet import HEALTHY, FleetExecutor
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.replanned import DROPPED, stages_named
 from sitegen.diagnose.trace import trace
@@ -25,6 +26,7 @@ from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import cells, runs, sqlpage, urls
 from sitegen.render.finding_links import shown
+from sitegen.render.fleet import verdict_words
 from sitegen.render.fragments import Fragment, Splicer
 from sitegen.render.jobpage import FAILURES_SHOWN, TaskTable, failures, job_page, stage_pictures
 from sitegen.render.links import Linker
@@ -32,6 +34,7 @@ from sitegen.render.listing import ListPage, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.templates import default_template_dir, environment, template_error
+from sitegen.svg import fleet as fleet_svg
 from sitegen.svg import timeline
 from sitegen.svg.text import status_class
 from sitegen.text import formatting
@@ -351,11 +354,26 @@ class PageRenderer:
             ),
         )
 
-    def executors_page(self, writer: SiteWriter, executors: list[ExecutorRow]) -> None:
-        """Write the executors page."""
+    def executors_page(
+        self,
+        writer: SiteWriter,
+        executors: list[ExecutorRow],
+        fleet: Sequence[FleetExecutor] = (),
+    ) -> None:
+        """Write the executors page: the totals, the fleet verdict and its picture over time."""
+        judged = {e.executor_id: e for e in fleet}
         writer.write(
             urls.EXECUTORS,
-            self.render("executors.html", urls.EXECUTORS, executors=executors),
+            self.render(
+                "executors.html",
+                urls.EXECUTORS,
+                executors=executors,
+                fleet=judged,
+                verdicts=verdict_words(fleet),
+                bad=[e for e in fleet if e.verdict != HEALTHY],
+                # Built from escaped text only (sitegen.svg.fleet escapes every label).
+                fleet_chart=Markup(fleet_svg.chart(fleet)),
+            ),
         )
 
     def site_pages(

@@ -43,6 +43,8 @@ SQL_ENGINE_DIR = f"{SQL_DIR}/engine"
 DATA_MANIFEST = PurePosixPath("data") / "manifest.json"
 NAMES_JSON = PurePosixPath("names.json")
 FAILURES_JSON = PurePosixPath("failures.json")
+# Every executor across the published jobs and its verdict; the schedulers (render/fleet.py).
+FLEET_JSON = PurePosixPath("fleet.json")
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
 SLUG_LENGTH = 40
 # Names the parts of the find index (every job's id, name, status and start, one part per

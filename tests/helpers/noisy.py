@@ -274,3 +274,70 @@ def planted(shape: Shape, seed: int, kind: Kind, rng: random.Random) -> Sim:
 def _factor(rng: random.Random, lo: float, hi: float) -> float:
     """Draw log-uniformly from [lo, hi]."""
     return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+@dataclass(frozen=True)
+class FleetJob:
+    """One job of a simulated fleet: when it started, and its facts on named nodes."""
+
+    start_ms: int
+    facts: JobFacts
+
+
+def _renamed(facts: JobFacts, names: dict[str, str], few: str | None) -> JobFacts:
+    """Return the facts with executors renamed (``few``: the one attempt given to that node)."""
+    import msgspec
+
+    stages = []
+    given = few is None
+    for stage, ends in facts.stages:
+        mine = []
+        for end in ends:
+            name = names.get(end.executor_id, end.executor_id)
+            if not given and end.status == "Successful":
+                name, given = few or name, True
+            mine.append(msgspec.structs.replace(end, executor_id=name))
+        stages.append((stage, mine))
+    tasks = [end for _, ends in stages for end in ends]
+    return JobFacts(
+        facts.job_id,
+        facts.failed,
+        facts.queued_at,
+        facts.started_at,
+        facts.completed_at,
+        tasks,
+        stages,
+        facts.stage_edges,
+    )
+
+
+def fleet(
+    seed: int,
+    jobs: int = 30,
+    nodes: int = 10,
+    slow: tuple[int, int] | None = None,
+    factor: float = 1.5,
+    every_ms: int = 900_000,
+) -> list[FleetJob]:
+    """Simulate a fleet: ``jobs`` jobs every ``every_ms`` on ``nodes`` shared nodes.
+
+    ``node-00`` is slow by ``factor`` in jobs ``slow[0]`` to ``slow[1] - 1`` (it runs in each
+    of them); ``busy`` runs two executors' share of each job at normal speed, and ``few``
+    runs a single attempt of each job; the rest are healthy, with log-normal noise.
+    """
+    rng = random.Random(seed)
+    found = []
+    for n in range(jobs):
+        shape = draw_shape(rng, tasks=(12, 80), executors=(4, 7), stages=(2, 4))
+        pool = [f"node-{k:02d}" for k in range(1, nodes)]
+        rng.shuffle(pool)
+        bad = slow is not None and slow[0] <= n < slow[1]
+        chosen = (["node-00"] if bad else []) + pool[: shape.executors - (3 if bad else 2)]
+        names = {f"exec-{k + 1}": name for k, name in enumerate(chosen)}
+        names[f"exec-{shape.executors}"] = "busy"
+        names[f"exec-{shape.executors - 1}"] = "busy"
+        plant = Plant("slow-executor", executor="exec-1", factor=factor) if bad else None
+        sim = simulate(shape, seed * 10_000 + n, plant)
+        facts = _renamed(sim.facts, names, "few")
+        found.append(FleetJob(T0 + n * every_ms, facts))
+    return found

@@ -16,11 +16,13 @@ from sitegen.builder.reduce.datafiles import write_data
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights
+from sitegen.diagnose.fleet import FleetExecutor, judge
 from sitegen.finding import Finding
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish import hosting
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import api, trend_pages, urls
+from sitegen.render.fleet import fleet_json
 from sitegen.render.listing import (
     FIND_PART_CAPACITY,
     PAGE_CAPACITY,
@@ -84,7 +86,9 @@ def reduce(
     jobs = state.jobs_json_by_part() if older is not None else state.jobs_json()
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write_chunks(rel, chunks)
-    pages.executors_page(writer, _executors(state))
+    fleet = judge_fleet(state)
+    pages.executors_page(writer, _executors(state), fleet)
+    writer.write(urls.FLEET_JSON, fleet_json(fleet, schedulers=[]))
     held |= pages.site_pages(writer, running, problems, state.site_files())
     held |= _trends(state, writer, pages, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
@@ -340,3 +344,11 @@ def _executors(state: State) -> list[ExecutorRow]:
             for job_id, tasks, failed, busy in newest[row.executor_id]
         ]
     return rows
+
+
+def judge_fleet(state: State) -> list[FleetExecutor]:
+    """Judge every executor of the published jobs from the state's hourly sums (fleet.py)."""
+    return [
+        judge(executor_id, *state.executor_seen(executor_id), cells)
+        for executor_id, cells in state.executor_cells().items()
+    ]

@@ -13,6 +13,7 @@ from sitegen.builder.state.schema import (
     marks,
     within,
 )
+from sitegen.diagnose.fleet import Cell
 from sitegen.model import JobSummary
 
 # Rows as SQLite gives them; the reduce makes its records of them (recurring.Run and so on).
@@ -82,6 +83,30 @@ class ReduceQueries(Base):
             (executor_id, keep),
         )
         return rows.fetchall()
+
+    def executor_cells(self) -> dict[str, list[Cell]]:
+        """Return each executor's evidence over the published jobs by hour, in time order."""
+        cells: dict[str, list[Cell]] = {}
+        rows = self.db.execute(
+            "SELECT executor_id, hour, jobs, tasks, failed, compared, z_sum, log_sum, excess_ms, "
+            "own_failed, failing_jobs FROM executor_hour WHERE jobs > 0 ORDER BY executor_id, hour"
+        )
+        for executor_id, *row in rows:
+            cells.setdefault(executor_id, []).append(Cell(*row))
+        return cells
+
+    def executor_seen(self, executor_id: str) -> tuple[int, int]:
+        """Return the start times of an executor's first and newest published jobs."""
+        # Each an end of the index: a min and max together would read every row of it.
+        ends = [
+            self.db.execute(
+                "SELECT start_time FROM executor INDEXED BY executor_newest WHERE executor_id = ? "
+                f"AND published = 1 ORDER BY start_time {order} LIMIT 1",
+                (executor_id,),
+            ).fetchone()
+            for order in ("ASC", "DESC")
+        ]
+        return (ends[0][0], ends[1][0]) if ends[0] and ends[1] else (0, 0)
 
     def published_ids_text(self) -> str:
         """Return the ids of every published job, one a line (safe ids hold no line break)."""

@@ -117,7 +117,15 @@ CREATE TABLE executor(
     published INTEGER NOT NULL,
     tasks INTEGER NOT NULL,
     failed INTEGER NOT NULL,
-    busy_ms INTEGER NOT NULL
+    busy_ms INTEGER NOT NULL,
+    -- Its evidence for the fleet verdict (model.ExecutorEvidence, diagnose/fleet.py), and
+    -- the hour its job started in (ms), which executor_hour pools it by.
+    hour INTEGER NOT NULL DEFAULT 0,
+    compared INTEGER NOT NULL DEFAULT 0,
+    z_sum REAL NOT NULL DEFAULT 0,
+    log_sum REAL NOT NULL DEFAULT 0,
+    excess_ms INTEGER NOT NULL DEFAULT 0,
+    own_failed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX executor_key ON executor(key);
 CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
@@ -149,6 +157,61 @@ WHEN NEW.published <> OLD.published BEGIN
         busy_ms = busy_ms + iif(NEW.published, NEW.busy_ms, -NEW.busy_ms),
         jobs = jobs + iif(NEW.published, 1, -1)
     WHERE executor_id = NEW.executor_id;
+END;
+-- Each executor's evidence over the published jobs by the hour they started in, kept by
+-- triggers as rows come, go and flip: the fleet verdict is judged from these sums alone.
+CREATE TABLE executor_hour(
+    executor_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    jobs INTEGER NOT NULL,
+    tasks INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    compared INTEGER NOT NULL,
+    z_sum REAL NOT NULL,
+    log_sum REAL NOT NULL,
+    excess_ms INTEGER NOT NULL,
+    own_failed INTEGER NOT NULL,
+    failing_jobs INTEGER NOT NULL,
+    PRIMARY KEY (executor_id, hour)
+);
+CREATE TRIGGER executor_hour_in AFTER INSERT ON executor WHEN NEW.published BEGIN
+    INSERT INTO executor_hour VALUES (NEW.executor_id, NEW.hour, 1, NEW.tasks, NEW.failed,
+        NEW.compared, NEW.z_sum, NEW.log_sum, NEW.excess_ms, NEW.own_failed,
+        NEW.own_failed > 0)
+    ON CONFLICT (executor_id, hour) DO UPDATE SET jobs = jobs + 1,
+        tasks = tasks + excluded.tasks, failed = failed + excluded.failed,
+        compared = compared + excluded.compared, z_sum = z_sum + excluded.z_sum,
+        log_sum = log_sum + excluded.log_sum, excess_ms = excess_ms + excluded.excess_ms,
+        own_failed = own_failed + excluded.own_failed,
+        failing_jobs = failing_jobs + excluded.failing_jobs;
+END;
+CREATE TRIGGER executor_hour_out AFTER DELETE ON executor WHEN OLD.published BEGIN
+    UPDATE executor_hour SET jobs = jobs - 1, tasks = tasks - OLD.tasks,
+        failed = failed - OLD.failed, compared = compared - OLD.compared,
+        z_sum = z_sum - OLD.z_sum, log_sum = log_sum - OLD.log_sum,
+        excess_ms = excess_ms - OLD.excess_ms, own_failed = own_failed - OLD.own_failed,
+        failing_jobs = failing_jobs - (OLD.own_failed > 0)
+    WHERE executor_id = OLD.executor_id AND hour = OLD.hour;
+    DELETE FROM executor_hour WHERE executor_id = OLD.executor_id AND hour = OLD.hour
+        AND jobs = 0;
+END;
+CREATE TRIGGER executor_hour_flip AFTER UPDATE OF published ON executor
+WHEN NEW.published <> OLD.published BEGIN
+    INSERT INTO executor_hour VALUES (NEW.executor_id, NEW.hour, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        ON CONFLICT DO NOTHING;
+    UPDATE executor_hour SET
+        jobs = jobs + iif(NEW.published, 1, -1),
+        tasks = tasks + iif(NEW.published, NEW.tasks, -NEW.tasks),
+        failed = failed + iif(NEW.published, NEW.failed, -NEW.failed),
+        compared = compared + iif(NEW.published, NEW.compared, -NEW.compared),
+        z_sum = z_sum + iif(NEW.published, NEW.z_sum, -NEW.z_sum),
+        log_sum = log_sum + iif(NEW.published, NEW.log_sum, -NEW.log_sum),
+        excess_ms = excess_ms + iif(NEW.published, NEW.excess_ms, -NEW.excess_ms),
+        own_failed = own_failed + iif(NEW.published, NEW.own_failed, -NEW.own_failed),
+        failing_jobs = failing_jobs + iif(NEW.published, 1, -1) * (NEW.own_failed > 0)
+    WHERE executor_id = NEW.executor_id AND hour = NEW.hour;
+    DELETE FROM executor_hour WHERE executor_id = NEW.executor_id AND hour = NEW.hour
+        AND jobs = 0;
 END;
 -- The published jobs by status, with their task attempts and failed ones (the front page's
 -- counts and /api/jobs' totals), kept by triggers as rows come, go and flip: counting them

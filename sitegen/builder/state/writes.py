@@ -11,6 +11,8 @@ import msgspec
 from sitegen.builder.state.base import Base, file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS, encode, encode_json, within
+from sitegen.diagnose.fleet import HOUR_MS
+from sitegen.model import ExecutorEvidence
 
 
 class Put(NamedTuple):
@@ -130,8 +132,21 @@ class Writes(Base):
             job_id, start = summary.job_id, summary.start_time
             named = {f.executor_id for f in summary.findings if f.executor_id is not None}
             flags += [(key, job_id, start, e, published) for e in sorted(named)]
+            hour = start // HOUR_MS * HOUR_MS
+            evidence, none = summary.evidence, ExecutorEvidence()
             executors += [
-                (key, e, job_id, start, published, s.tasks, s.failed, s.busy_ms)
+                (
+                    key,
+                    e,
+                    job_id,
+                    start,
+                    published,
+                    s.tasks,
+                    s.failed,
+                    s.busy_ms,
+                    hour,
+                    *msgspec.structs.astuple(evidence.get(e, none)),
+                )
                 for e, s in summary.executors.items()
             ]
         self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 30) + ")", logs)
@@ -144,7 +159,7 @@ class Writes(Base):
             )
             self._failures_changed()
         self.db.executemany("INSERT INTO flag VALUES (?,?,?,?,?)", flags)
-        self.db.executemany("INSERT INTO executor VALUES (?,?,?,?,?,?,?,?)", executors)
+        self.db.executemany("INSERT INTO executor VALUES (" + ",".join("?" * 14) + ")", executors)
         # A job mapped again keeps its segment (its files are rewritten: stale), so that an
         # incremental build lays the files out as a full build of the same logs does.
         self.db.executemany(

@@ -1,0 +1,137 @@
+"""The fleet verdict, both ways, on seeded fleets of simulated jobs (diagnose/fleet.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from sitegen.builder.options import BuildOptions
+from sitegen.builder.pipeline import build
+from sitegen.diagnose import gate
+from sitegen.diagnose.diagnosis import diagnose
+from sitegen.diagnose.fleet import FAILING, HEALTHY, SLOW, Cell, FleetExecutor, judge, pool
+from sitegen.model import ExecutorStats, JobSummary, is_failed
+from tests.helpers.noisy import FleetJob, fleet
+from tests.test_lifecycle import state_rows
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "sitegen" / "examples" / "logs"
+
+
+def judged(jobs: list[FleetJob]) -> dict[str, FleetExecutor]:
+    """Return each executor's verdict over a simulated fleet, as ``sitegen check`` pools it."""
+    rows = []
+    for job in jobs:
+        stats: dict[str, ExecutorStats] = {}
+        for end in job.facts.tasks:
+            s = stats.setdefault(end.executor_id, ExecutorStats())
+            s.tasks += 1
+            s.failed += is_failed(end.status)
+        rows.append((job.start_ms, stats, diagnose(job.facts).evidence))
+    return {e.executor_id: e for e in pool(rows)}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_node_slow_in_ten_jobs_is_found_over_its_slow_period(seed: int) -> None:
+    jobs = fleet(seed, jobs=24, slow=(8, 18), factor=1.5)
+    verdicts = judged(jobs)
+    node = verdicts["node-00"]
+    assert node.verdict == SLOW, node
+    assert node.window is not None
+    # Its window covers the jobs it was slow in (the hours they started in).
+    assert node.window[0] <= jobs[8].start_ms and jobs[17].start_ms < node.window[1]
+    assert node.window_ratio >= 1.3
+    others = {k: v.verdict for k, v in verdicts.items() if k != "node-00"}
+    assert set(others.values()) == {HEALTHY}, others
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13, 14])
+def test_healthy_busy_and_few_task_executors_are_healthy(seed: int) -> None:
+    verdicts = judged(fleet(seed, jobs=30))
+    assert {"busy", "few"} <= verdicts.keys()
+    assert verdicts["busy"].attempts > verdicts["node-01"].attempts
+    assert Counter(v.verdict for v in verdicts.values()) == {HEALTHY: len(verdicts)}
+
+
+def cell(at: int, jobs: int = 1, tasks: int = 10, **sums: float) -> Cell:
+    """Return an hour's cell with the given sums (zero otherwise)."""
+    base = dict(failed=0, compared=0, z_sum=0.0, log_sum=0.0, excess_ms=0.0, own_failed=0)
+    base.update(sums)
+    failing = 1 if base["own_failed"] else 0
+    return Cell(at, jobs, tasks, *(base[k] for k in base), failing)  # type: ignore[arg-type]
+
+
+def test_own_failures_in_a_stretch_make_a_node_failing() -> None:
+    hour = 3_600_000
+    cells = [cell(n * hour, compared=10, z_sum=0.5, log_sum=0.1) for n in range(10)]
+    cells[4:7] = [cell(n * hour, failed=3, own_failed=3) for n in range(4, 7)]
+    verdict = judge("n", 0, 9 * hour, cells)
+    assert verdict.verdict == FAILING
+    assert verdict.window == (4 * hour, 7 * hour)
+
+
+def test_failures_shared_with_others_are_the_querys() -> None:
+    hour = 3_600_000
+    # Failed attempts, none its own: every other executor of their stages failed too.
+    cells = [cell(n * hour, failed=5, compared=10) for n in range(10)]
+    assert judge("n", 0, 9 * hour, cells).verdict == HEALTHY
+
+
+def test_a_build_writes_fleet_json_and_retention_removes_a_jobs_evidence(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(EXAMPLES, logs)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    body = json.loads((site / "fleet.json").read_text())
+    assert body["schedulers"] == []
+    executors = {e["executor_id"]: e for e in body["executors"]}
+    assert executors, body
+    for e in executors.values():
+        assert e["verdict"] in (HEALTHY, SLOW, FAILING)
+        assert e["first_seen"] <= e["last_seen"]
+        assert (e["window"] is None) == (e["verdict"] == HEALTHY)
+    page = (site / "executors" / "index.html").read_text()
+    assert 'class="fleet"' in page and "fleet.json" in page
+    # The evidence the state pools equals the executor rows' sums, and goes with a log.
+    before = state_rows(site, "SELECT sum(jobs), sum(tasks) FROM executor_hour")
+    assert before == state_rows(
+        site, "SELECT count(*), sum(tasks) FROM executor WHERE published = 1"
+    )
+    ((key,),) = state_rows(site, "SELECT key FROM executor WHERE published = 1 LIMIT 1")
+    gone = next(p for p in logs.iterdir() if str(key).endswith(p.name))
+    gone.unlink()
+    build(BuildOptions(logs, site))
+    after = state_rows(site, "SELECT sum(jobs), sum(tasks) FROM executor_hour")
+    assert after == state_rows(
+        site, "SELECT count(*), sum(tasks) FROM executor WHERE published = 1"
+    )
+    assert after[0][0] < before[0][0]
+    totals = {
+        e["executor_id"]: e["attempts"]
+        for e in json.loads((site / "fleet.json").read_text())["executors"]
+    }
+    assert sum(totals.values()) == after[0][1]
+
+
+def test_check_fail_on_fleet_names_the_slow_node_in_its_newest_job() -> None:
+    jobs = fleet(2, jobs=24, slow=(8, 18), factor=1.5)
+    summaries = []
+    for n, job in enumerate(jobs):
+        stats: dict[str, ExecutorStats] = {}
+        for end in job.facts.tasks:
+            stats.setdefault(end.executor_id, ExecutorStats()).tasks += 1
+        summary = JobSummary(
+            f"job-{n}", "q", "Successful", "Successful", job.start_ms, job.start_ms + 1,
+            1, 1, 100, job.start_ms, job.start_ms, job.start_ms + 1, f"job-{n}.eventlog",
+        )  # fmt: skip
+        summary.executors = stats
+        summary.evidence = diagnose(job.facts).evidence
+        summaries.append(summary)
+    assert gate.parse_kinds("fleet") == {gate.FLEET}
+    reasons = [r for r in gate.reasons(summaries, frozenset({gate.FLEET})) if r.kind == gate.FLEET]
+    assert [r.why.split(":")[0] for r in reasons] == ["executor node-00"]
+    assert reasons[0].job.job_id == "job-17"
+    assert gate.fleet_reasons(summaries[:8]) == []
