@@ -647,6 +647,12 @@ def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
     build_site = _json_build(logs, site)  # the watched logs are gone again: catch up
     del build_site
     detail = "; ".join(f"{name} {c.text()}" for name, c in changes.items())
+    executors, cells, pooling = fleet_cost(site)
+    print(
+        f"8 fleet at {jobs:,} small jobs: judging {executors} executors from {cells:,} hourly "
+        f"cells took {pooling * 1_000:.1f} ms of each build's reduce (fleet.json and the "
+        "Executors page are among the files every change rewrites)"
+    )
     kind = "catch-up build of a kept site" if keep else "build"
     print(
         f"8 at {jobs:,} small jobs: {kind} {full:.1f} s (CPU {built['cpu']:.1f} s, "
@@ -667,6 +673,21 @@ def scale_run(work: Path, jobs: int, keep: bool = False) -> dict[str, Any]:
         "changes": changes,
         "watch_p95": percentile(latencies, 0.95),
     }
+
+
+def fleet_cost(site: Path) -> tuple[int, int, float]:
+    """Time the fleet verdict as the reduce judges it: executors, their cells, seconds."""
+    from sitegen.builder.reduce.site import judge_fleet
+
+    state = open_published(site)
+    assert state is not None
+    try:
+        began = time.perf_counter()
+        fleet = judge_fleet(state)
+        took = time.perf_counter() - began
+    finally:
+        state.close()
+    return len(fleet), sum(len(e.cells) for e in fleet), took
 
 
 def scale(work: Path, sizes: list[int], keep: bool = False) -> None:

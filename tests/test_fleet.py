@@ -114,6 +114,9 @@ def test_a_build_writes_fleet_json_and_retention_removes_a_jobs_evidence(tmp_pat
         for e in json.loads((site / "fleet.json").read_text())["executors"]
     }
     assert sum(totals.values()) == after[0][1]
+    # What the state's sums make after a job went is what a full build of the rest makes.
+    build(BuildOptions(logs, tmp_path / "fresh"))
+    assert (site / "fleet.json").read_bytes() == (tmp_path / "fresh" / "fleet.json").read_bytes()
 
 
 def test_check_fail_on_fleet_names_the_slow_node_in_its_newest_job() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from sitegen.builder.state.base import Base
 from sitegen.builder.state.schema import (
+    EVIDENCE_SCALE,
     RUN_COLUMNS,
     chunks,
     decode_summary,
@@ -91,8 +92,11 @@ class ReduceQueries(Base):
             "SELECT executor_id, hour, jobs, tasks, failed, compared, z_sum, log_sum, excess_ms, "
             "own_failed, failing_jobs FROM executor_hour WHERE jobs > 0 ORDER BY executor_id, hour"
         )
-        for executor_id, *row in rows:
-            cells.setdefault(executor_id, []).append(Cell(*row))
+        scale = EVIDENCE_SCALE
+        for executor_id, hour, jobs, tasks, failed, compared, z, log, excess, own, bad in rows:
+            cells.setdefault(executor_id, []).append(
+                Cell(hour, jobs, tasks, failed, compared, z / scale, log / scale, excess, own, bad)
+            )
         return cells
 
     def executor_seen(self, executor_id: str) -> tuple[int, int]:

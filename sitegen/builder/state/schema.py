@@ -32,6 +32,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # replan dropped, and stragglers judged anew: every job of an older site is read again.
 FORMAT = 14
 
+# The executor rows' sums of evidence are kept in millionths, as integers.
+EVIDENCE_SCALE = 1_000_000
+
 # Summaries and outcomes are blobs in MessagePack: compact, and decoded only when needed.
 encode = msgspec.msgpack.Encoder().encode
 
@@ -122,8 +125,9 @@ CREATE TABLE executor(
     -- the hour its job started in (ms), which executor_hour pools it by.
     hour INTEGER NOT NULL DEFAULT 0,
     compared INTEGER NOT NULL DEFAULT 0,
-    z_sum REAL NOT NULL DEFAULT 0,
-    log_sum REAL NOT NULL DEFAULT 0,
+    -- In millionths (EVIDENCE_SCALE): integer sums are exact whatever the order of changes.
+    z_sum INTEGER NOT NULL DEFAULT 0,
+    log_sum INTEGER NOT NULL DEFAULT 0,
     excess_ms INTEGER NOT NULL DEFAULT 0,
     own_failed INTEGER NOT NULL DEFAULT 0
 );
@@ -167,8 +171,8 @@ CREATE TABLE executor_hour(
     tasks INTEGER NOT NULL,
     failed INTEGER NOT NULL,
     compared INTEGER NOT NULL,
-    z_sum REAL NOT NULL,
-    log_sum REAL NOT NULL,
+    z_sum INTEGER NOT NULL,
+    log_sum INTEGER NOT NULL,
     excess_ms INTEGER NOT NULL,
     own_failed INTEGER NOT NULL,
     failing_jobs INTEGER NOT NULL,

@@ -10,9 +10,17 @@ import msgspec
 
 from sitegen.builder.state.base import Base, file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
-from sitegen.builder.state.schema import DAY_MS, encode, encode_json, within
+from sitegen.builder.state.schema import DAY_MS, EVIDENCE_SCALE, encode, encode_json, within
 from sitegen.diagnose.fleet import HOUR_MS
 from sitegen.model import ExecutorEvidence
+
+
+def _evidence_columns(e: ExecutorEvidence) -> tuple[int, int, int, int, int]:
+    """Return an executor's evidence as the state's columns: the sums in millionths."""
+    # Integers add and subtract exactly: the state's hourly sums after any order of jobs
+    # coming and going are those a full build makes, and so is fleet.json.
+    return (e.compared, round(e.z_sum * EVIDENCE_SCALE), round(e.log_sum * EVIDENCE_SCALE),
+            e.excess_ms, e.own_failed)  # fmt: skip
 
 
 class Put(NamedTuple):
@@ -145,7 +153,7 @@ class Writes(Base):
                     s.failed,
                     s.busy_ms,
                     hour,
-                    *msgspec.structs.astuple(evidence.get(e, none)),
+                    *_evidence_columns(evidence.get(e, none)),
                 )
                 for e, s in summary.executors.items()
             ]
