@@ -14,8 +14,9 @@ from sitegen.builder.pipeline import build
 from sitegen.diagnose import gate
 from sitegen.diagnose.diagnosis import diagnose
 from sitegen.diagnose.fleet import FAILING, HEALTHY, SLOW, Cell, FleetExecutor, judge, pool
+from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.model import ExecutorStats, JobSummary, is_failed
-from tests.helpers.noisy import FleetJob, fleet
+from tests.helpers.noisy import FleetJob, Plant, Shape, fleet, simulate
 from tests.test_lifecycle import state_rows
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "sitegen" / "examples" / "logs"
@@ -138,3 +139,49 @@ def test_check_fail_on_fleet_names_the_slow_node_in_its_newest_job() -> None:
     assert [r.why.split(":")[0] for r in reasons] == ["executor node-00"]
     assert reasons[0].job.job_id == "job-17"
     assert gate.fleet_reasons(summaries[:8]) == []
+
+
+def test_a_stages_failures_are_the_nodes_only_when_no_other_executor_failed() -> None:
+    shape = Shape(
+        sigma=0.3, executors=4, slots=1, tasks=[16, 16], medians=[400, 600], edges=[(1, 2)]
+    )
+    # Every task of stage 1 failed once, on whichever executor ran it: the query's.
+    shared = simulate(shape, 5, Plant("failed-attempts", stage=1, count=16)).facts
+    assert len({e.executor_id for e in shared.tasks if is_failed(e.status)}) > 1
+    assert all(e.own_failed == 0 for e in diagnose(shared).evidence.values())
+    # One failed attempt: only its executor failed in that stage, so it is its own.
+    alone = simulate(shape, 5, Plant("failed-attempts", stage=1, count=1)).facts
+    (failed,) = [e for e in alone.tasks if is_failed(e.status)]
+    own = {k: v.own_failed for k, v in diagnose(alone).evidence.items() if v.own_failed}
+    assert own == {failed.executor_id: 1}
+
+
+def test_a_built_fleet_finds_the_node_that_went_bad_for_a_window(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    hour = 3_600_000
+    for n in range(24):
+        bad = 8 <= n < 18
+        spec = JobSpec(
+            f"fleet-{n:02d}",
+            "fleet-q",
+            stages=3,
+            tasks_per_stage=12,
+            executors=4,
+            start_ms=BASE_TIME_MS + n * hour,
+            stage1_straggler=False,
+            slow_executor="executor-2" if bad else None,
+        )
+        write_log(logs, spec, seed=n)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+    found = {
+        e["executor_id"]: e for e in json.loads((site / "fleet.json").read_text())["executors"]
+    }
+    node = found.pop("executor-2")
+    assert node["verdict"] == SLOW, node
+    window = node["window"]
+    assert window["start"] <= BASE_TIME_MS + 8 * hour and BASE_TIME_MS + 18 * hour <= window["end"]
+    assert {e["verdict"] for e in found.values()} == {HEALTHY}, found
+    page = (site / "executors" / "index.html").read_text()
+    assert "<code>executor-2</code></a>: slow from" in page
