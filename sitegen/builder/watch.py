@@ -7,9 +7,12 @@ it knows between publishes, and each build takes the build lock only while it ru
 cron ``sitegen build`` on the same output takes its turn. Growing ``.running`` logs refresh
 the site at most every ``running_interval`` seconds, and on that timer running logs are judged
 again against the clock even without an event. A log dir that vanishes is waited for; a
-failed publish is reported and retried on the next change. A prefix in object storage raises
-no events: it is listed every ``--poll`` seconds (``OBJECT_POLL`` without it), and an object
-new, gone, or of another size or ETag is a change.
+failed publish is reported once and retried every ``RETRY_SECONDS`` and on each change
+until one goes through (a full disk frees no event). Events lost to an inotify queue that
+overflowed are heard by a descriptor of the watcher's own (builder/overflow.py), and the
+dirs are listed at once. A prefix in object storage raises no events: it is listed every
+``--poll`` seconds (``OBJECT_POLL`` without it), and an object new, gone, or of another size
+or ETag is a change.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.builder.options import BuildOptions
+from sitegen.builder.overflow import OverflowAlarm, open_alarm
 from sitegen.builder.plan.events import RELIST_SECONDS, Hint, KeptLogs
 from sitegen.builder.report import BuildReport
 from sitegen.errors import SitegenError, UsageError
@@ -40,6 +44,9 @@ DEBOUNCE_MS = 1000
 # How often the loop wakes without an event: the running timer, SIGHUP, a dir come back.
 TICK_MS = 500
 RUNNING_INTERVAL = 10.0
+# How often a failed publish is tried again without a change: space freed on a full disk, a
+# template fixed, raise no event in the log dirs.
+RETRY_SECONDS = 10.0
 # How often a prefix in object storage is listed when --poll does not say (a LIST request
 # per 1,000 objects each time).
 OBJECT_POLL = 10.0
@@ -58,6 +65,9 @@ class Publish:
     seconds: float
     report: BuildReport | None = None
     error: str | None = None
+    # A failure that repeats the one said last (the same error, no publish went through
+    # between): the watcher says each such episode once.
+    repeated: bool = False
 
 
 def watched_paths(options: BuildOptions, extra: Iterable[Path] = ()) -> list[Path]:
@@ -104,7 +114,8 @@ class Watcher:
     """Publish the site once, then on every change of what it is built from, until stopped.
 
     ``build`` publishes with the given options and returns the report; ``on_publish`` hears of
-    each publish (and of each failure); ``reload`` returns options read afresh (SIGHUP).
+    each publish (and of each failure); ``reload`` returns options read afresh (SIGHUP);
+    ``retry`` is how long after a failed publish it tries again without a change (None: not).
     """
 
     def __init__(
@@ -116,6 +127,7 @@ class Watcher:
         running_interval: float = RUNNING_INTERVAL,
         reload: Callable[[], BuildOptions] | None = None,
         extra_paths: Iterable[Path] = (),
+        retry: float | None = RETRY_SECONDS,
     ) -> None:
         self.options = options
         self.build = build
@@ -124,12 +136,16 @@ class Watcher:
         self.running_interval = running_interval
         self.reload = reload
         self.extra_paths = list(extra_paths)
+        self.retry = retry
         self.stop = threading.Event()
         self.reload_asked = threading.Event()
         self.publishes = 0
         self._paths: list[Path] = []
         self._seen: list[tuple[int, int] | None] = []
         self._notify: RustNotify | None = None
+        self._alarm: OverflowAlarm | None = None
+        # The error of the failures since the last publish that went through (None: none).
+        self._failing: str | None = None
         # Each polled log dir's logs as last listed (name -> size and identity time).
         self._objects: dict[LogSource, dict[str, tuple[int, int]]] = {}
         self._listed_at = 0.0
@@ -164,6 +180,8 @@ class Watcher:
             done.error = traceback.format_exc(limit=3)
         finally:
             self.busy = False
+        done.repeated = done.error is not None and done.error == self._failing
+        self._failing = done.error
         if done.report is not None:
             self._hint_ok = True
             if not done.report.listed_from_events:
@@ -185,6 +203,9 @@ class Watcher:
     def begin(self) -> None:
         """Start watching; call before the first build, so a log written meanwhile is seen."""
         self._paths, self._seen, self._notify = self._watch()
+        if self._notify is not None and self.poll is None:
+            there = [p for p, ident in zip(self._paths, self._seen, strict=True) if ident]
+            self._alarm = open_alarm(there)
         self._poll_objects()
 
     def loop(self) -> None:
@@ -212,15 +233,33 @@ class Watcher:
                 urgent = [c for c in changes if not _is_growth(c)]
                 pending_growth += len(changes) - len(urgent)
                 now = time.monotonic()
-                if urgent:
+                if self._alarm is not None and self._alarm.overflowed():
+                    # The kernel dropped events: names came or went unheard. List the dirs.
+                    self.publish("events lost", len(urgent) + pending_growth)
+                    pending_growth, last_timer = 0, time.monotonic()
+                elif urgent:
                     self.publish("changed", len(urgent) + pending_growth)
+                    pending_growth, last_timer = 0, time.monotonic()
+                elif self._retry_due(now - last_timer):
+                    self.publish("retry", pending_growth)
                     pending_growth, last_timer = 0, time.monotonic()
                 elif now - last_timer >= self.running_interval:
                     if pending_growth or self.running:
                         self.publish("running logs", pending_growth)
                     pending_growth, last_timer = 0, time.monotonic()
+        self._close()
+
+    def _retry_due(self, waited: float) -> bool:
+        """Tell whether the last publish failed and it is time to try again."""
+        return self._failing is not None and self.retry is not None and waited >= self.retry
+
+    def _close(self) -> None:
+        """Stop watching: close the watch and the overflow alarm."""
         if self._notify is not None:
             self._notify.close()
+        if self._alarm is not None:
+            self._alarm.close()
+            self._alarm = None
 
     def _reads_objects(self) -> bool:
         """Tell whether any log dir raises no file events (a prefix in object storage)."""
@@ -259,8 +298,7 @@ class Watcher:
 
     def _rewatch(self) -> None:
         """Watch the paths there are now, instead of those watched so far."""
-        if self._notify is not None:
-            self._notify.close()
+        self._close()
         self.begin()
 
     def _watch(self) -> tuple[list[Path], list[tuple[int, int] | None], RustNotify | None]:

@@ -56,9 +56,15 @@ def watch_command(
 
 
 def say_publish(done: Publish, fmt: str, quiet: bool) -> None:
-    """Print one publish: a JSON object on stdout, failed or not; text failures on stderr."""
+    """Print one publish: a JSON object on stdout, failed or not; text failures on stderr.
+
+    A failure that repeats the last one (a disk still full) is not printed again: each episode
+    is said once, and the publish that goes through ends it.
+    """
     from sitegen.commands.output import publish_json, publish_line
 
+    if done.repeated:
+        return
     if fmt == "json":
         if not quiet or done.error is not None:
             click.echo(publish_json(done))

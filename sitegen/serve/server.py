@@ -211,9 +211,14 @@ def serve(
         on_build(done.report, done.error)
         state.publish(done.error)
 
-    # The same engine as `sitegen build --watch`, watching the shipped templates too.
+    # The same engine as `sitegen build --watch`, watching the shipped templates too; a failed
+    # rebuild (a template being edited) waits for the next change, not for a timer.
     watcher = Watcher(
-        options, lambda _, hint: build(hint), published, extra_paths=[default_template_dir()]
+        options,
+        lambda _, hint: build(hint),
+        published,
+        extra_paths=[default_template_dir()],
+        retry=None,
     )
     if stop is not None:
         watcher.stop = stop
