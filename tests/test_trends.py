@@ -572,8 +572,8 @@ def test_fail_on_refuses_unknown_kinds(bad: str) -> None:
     assert "--fail-on takes a comma-separated list of" in result.output
 
 
-def test_fail_on_kinds_are_every_finding_kind_and_failed() -> None:
-    assert set(gate.KINDS) == {str(k) for k in FindingKind} | {"failed"}
+def test_fail_on_kinds_are_every_finding_kind_failed_and_fleet() -> None:
+    assert set(gate.KINDS) == {str(k) for k in FindingKind} | {"failed", "fleet"}
 
 
 def test_trend_chart_is_well_formed_and_marks_each_run() -> None:
