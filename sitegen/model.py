@@ -213,6 +213,9 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     root_cause: str | None = None
     # Its run time on half, twice and unlimited executors, from a replay (None: no tasks).
     what_if: WhatIf | None = None
+    # Which scheduler ran it: its JobStart's ``scheduler_id`` where that is a string, else
+    # the log dir (or object prefix) its log came from (eventlog.logfiles.scheduler_of).
+    scheduler: str = ""
 
     @property
     def ended_at(self) -> int:

@@ -202,6 +202,25 @@ class ReduceQueries(Base):
         rows = self.db.execute("SELECT DISTINCT day FROM log WHERE published ORDER BY day DESC")
         return [day for (day,) in rows]
 
+    def schedulers(self) -> list[tuple[str, int, int, int, int]]:
+        """Return per scheduler ``(name, jobs, failed, first start, last end)``, by name."""
+        # One pass over the published jobs (the index gives them grouped by scheduler).
+        rows = self.db.execute(
+            "SELECT scheduler, count(*), sum(failed), min(start_time), max(end_time) "
+            "FROM log INDEXED BY log_scheduler WHERE published GROUP BY scheduler "
+            "ORDER BY scheduler"
+        )
+        return rows.fetchall()
+
+    def scheduler_listed(self, scheduler: str) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of a scheduler's published jobs, newest first."""
+        rows = self.db.execute(
+            "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_scheduler "
+            f"WHERE published AND scheduler = ? {_NEWEST_FIRST}",
+            (scheduler,),
+        )
+        return rows.fetchall()
+
     def listed_span(self, begin: int, end: int) -> list[tuple[str, int, str]]:
         """Return ``(job_id, start_time, digest)`` of the published jobs started in a span.
 

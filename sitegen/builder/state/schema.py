@@ -86,7 +86,9 @@ CREATE TABLE log(
     cost_ms INTEGER NOT NULL DEFAULT 0,
     -- How its log counts rows (diagnose/counting.py): a regression's rows excuse and the
     -- runs' comparison hold only within one counting.
-    counting TEXT NOT NULL DEFAULT 'unknown'
+    counting TEXT NOT NULL DEFAULT 'unknown',
+    -- Which scheduler ran it (JobSummary.scheduler): the jobs list's filter and fleet.json.
+    scheduler TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
@@ -102,6 +104,7 @@ CREATE INDEX log_identity ON log(key, size, mtime_ns);
 CREATE INDEX log_claim ON log(job_id, completed_at DESC, key) WHERE job_id IS NOT NULL;
 CREATE INDEX log_order ON log(start_time DESC, job_id) WHERE job_id IS NOT NULL;
 CREATE INDEX log_flagged ON log(key) WHERE flagged;
+CREATE INDEX log_scheduler ON log(scheduler, start_time DESC, job_id) WHERE published;
 CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
 CREATE INDEX log_worst ON log(
     worst_rank DESC, cost_ms DESC, findings DESC, start_time DESC, job_id DESC

@@ -60,6 +60,7 @@ def _log_row(put: Put) -> tuple[object, ...]:
         summary.input_rows if summary else None,
         row.cost_ms if row else 0,
         summary.counting if summary else "unknown",
+        summary.scheduler if summary else "",
     )
 
 
@@ -134,7 +135,7 @@ class Writes(Base):
                 (key, e, job_id, start, published, s.tasks, s.failed, s.busy_ms)
                 for e, s in summary.executors.items()
             ]
-        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 30) + ")", logs)
+        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 31) + ")", logs)
         self.db.executemany("INSERT INTO blob VALUES (?,?,?)", blobs)
         if failures:
             self.db.executemany(
