@@ -30,7 +30,7 @@ def _log(dir_: Path, job_id: str, start: int, scheduler: bytes | None = None, **
     return write(dir_ / f"{job_id}.eventlog", lines)
 
 
-def _build(tmp_path: Path, *dirs: Path, data: bool = False) -> Path:
+def _build(tmp_path: Path, *dirs: Path, data: bool | None = None) -> Path:
     """Build a site of ``dirs`` into ``tmp_path/site``; return it."""
     site = tmp_path / "site"
     build(BuildOptions(log_dirs=tuple(dirs), output=site, workers=1, data=data))
@@ -161,8 +161,9 @@ def test_a_schedulers_list_pages_by_span_and_an_incremental_build_agrees(
     count = PAGE_CAPACITY + 20
     for n in range(count):
         _log(east, f"e{n:03d}", 10 * DAY + (n % 3) * DAY + n * 1_000, stages=1, tasks_per_stage=1)
-    _log(west, "w-1", 11 * DAY, stages=1, tasks_per_stage=1)
-    _log(west, "w-2", 12 * DAY, stages=1, tasks_per_stage=1)
+    # West's jobs have a name of their own: a new one is no run of an east job's name.
+    _log(west, "w-1", 11 * DAY, name="west-q", stages=1, tasks_per_stage=1)
+    _log(west, "w-2", 12 * DAY, name="west-q", stages=1, tasks_per_stage=1)
     site = _build(tmp_path, east, west)
     index = (site / urls.scheduler_page("east")).read_text()
     assert len(_job_ids(index)) == PAGE_CAPACITY
@@ -178,9 +179,12 @@ def test_a_schedulers_list_pages_by_span_and_an_incremental_build_agrees(
         pages += 1
     assert len(set(seen)) == count and all(i.startswith("e") for i in seen)
     assert broken_links(site) == []
-    # One new west job: a build in place writes the site a clean build writes.
-    _log(west, "w-3", 12 * DAY + 5_000, stages=1, tasks_per_stage=1)
+    # One new west job: a build in place writes the site a clean build writes, and leaves
+    # east's pages as they were (none of its jobs changed).
+    east_pages = {p: p.stat().st_mtime_ns for p in (site / urls.scheduler_dir("east")).iterdir()}
+    _log(west, "w-3", 12 * DAY + 5_000, name="west-q", stages=1, tasks_per_stage=1)
     build(BuildOptions(log_dirs=(east, west), output=site, workers=1))
+    assert {p: p.stat().st_mtime_ns for p in east_pages} == east_pages
     clean = tmp_path / "clean"
     build(BuildOptions(log_dirs=(east, west), output=clean, workers=1))
     for sub in (urls.SCHEDULERS_DIR,):
@@ -190,3 +194,24 @@ def test_a_schedulers_list_pages_by_span_and_an_incremental_build_agrees(
         for rel in ours:
             assert (site / rel).read_bytes() == (clean / rel).read_bytes(), rel
     assert _job_ids((site / urls.scheduler_page("west")).read_text()) == ["w-3", "w-2", "w-1"]
+
+
+def test_a_schedulers_pages_go_with_its_last_job(tmp_path: Path) -> None:
+    east, west = tmp_path / "east", tmp_path / "west"
+    _log(east, "e1", 10 * DAY)
+    gone = _log(east, "e2", 10 * DAY + 1_000, b'"other:1"')
+    _log(west, "w1", 10 * DAY + 2_000)
+    site = _build(tmp_path, east, west)
+    assert (site / urls.scheduler_page("other:1")).is_file()
+    gone.unlink()
+    build(BuildOptions(log_dirs=(east, west), output=site, workers=1))
+    assert not (site / urls.scheduler_dir("other:1")).exists()
+    assert (site / urls.scheduler_page("east")).is_file()
+    assert "other:1" not in (site / urls.scheduler_page("west")).read_text()
+    # One scheduler left: no filter, no pages.
+    (east / "e1.eventlog").unlink()
+    build(BuildOptions(log_dirs=(east, west), output=site, workers=1))
+    assert not (site / urls.SCHEDULERS_DIR).exists()
+    assert "Scheduler" not in (site / "index.html").read_text()
+    fleet = json.loads((site / "fleet.json").read_bytes())
+    assert [s["scheduler"] for s in fleet["schedulers"]] == ["west"]

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from sitegen.builder.contexts.foresight import regressed, stored_records
-from sitegen.builder.reduce import schedulers
 from sitegen.builder.reduce.datafiles import write_data
+from sitegen.builder.reduce.schedulers import reduce_schedulers
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights
@@ -76,14 +76,13 @@ def reduce(
     signatures: dict[str, str] = {}
     by_status, tasks, failed = state.totals()
     published = sum(by_status.values())
-    every = schedulers.site_schedulers(state)
-    named = schedulers.shown(every)
+    ran = reduce_schedulers(state, writer, pages, extra, before, signatures)
+    named = ran.named
+    held |= ran.files
     listed, older = _listing(
         state, writer, pages, extra, published, moments, before, signatures, named
     )
     held |= listed
-    held |= schedulers.write_scheduler_pages(state, writer, pages, named, extra, before, signatures)
-    schedulers.write_fleet(writer, every)
     newest = list(state.newest(PAGE_CAPACITY))
     # A job that ended unrecorded is listed beside the running ones, but is not running.
     still = sum(1 for r in running if r.ended is None)
