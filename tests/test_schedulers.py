@@ -215,3 +215,21 @@ def test_a_schedulers_pages_go_with_its_last_job(tmp_path: Path) -> None:
     assert "Scheduler" not in (site / "index.html").read_text()
     fleet = json.loads((site / "fleet.json").read_bytes())
     assert [s["scheduler"] for s in fleet["schedulers"]] == ["west"]
+
+
+def test_a_schedulers_id_is_log_text_escaped_everywhere(tmp_path: Path) -> None:
+    east, west = tmp_path / "east", tmp_path / "west"
+    _log(east, "e1", 10 * DAY, b'"<b>x</b>&\\"1"')
+    _log(west, "w1", 10 * DAY + 1_000)
+    site = _build(tmp_path, east, west)
+    name = '<b>x</b>&"1'
+    for page in (
+        site / "index.html",
+        site / urls.scheduler_page(name),
+        site / "jobs/e1/index.html",
+    ):
+        html = page.read_text()
+        assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;&amp;" in html, page
+    assert urls.scheduler_dir(name).startswith("schedulers/b-x-b-1-")
+    fleet = json.loads((site / "fleet.json").read_bytes())
+    assert name in [s["scheduler"] for s in fleet["schedulers"]]
