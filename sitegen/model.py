@@ -234,6 +234,9 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     # Per executor with evidence: its speed against its peers and its own failed attempts,
     # which the fleet verdict pools across jobs (diagnose/fleet.py).
     evidence: dict[str, ExecutorEvidence] = msgspec.field(default_factory=dict)
+    # Which scheduler ran it: its JobStart's ``scheduler_id`` where that is a string, else
+    # the log dir (or object prefix) its log came from (eventlog.logfiles.scheduler_of).
+    scheduler: str = ""
 
     @property
     def ended_at(self) -> int:

@@ -123,8 +123,10 @@ def test_build_defaults_to_bundled_examples(
 def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport]) -> None:
     site, report = example_site
     state = json.loads((site / "api/state").read_bytes())
-    assert list(state)[:9] == [
+    assert list(state)[:10] == [
         "started",
+        # As upstream's history server answers (Ballista #2413).
+        "scheduler_id",
         "version",
         "datafusion_version",
         "substrait_support",
@@ -135,6 +137,7 @@ def test_state_version_executors_metrics(example_site: tuple[Path, BuildReport])
         "scheduling_policy",
     ]
     assert state["started"] == 0 and "history" in state["scheduling_policy"]
+    assert state["scheduler_id"] == "history-server"
     assert "no live cluster" in state["scheduling_policy"]
     version = json.loads((site / "api/version").read_bytes())
     assert version == {"version": f"sitegen-{__version__}", "datafusion_version": "unknown"}

@@ -46,6 +46,19 @@ def label_of(key: str) -> str:
     return key[: key.rfind("/") + 1]
 
 
+def scheduler_of(scheduler_id: str | None, log: LogFile) -> str:
+    """Return the scheduler a log's job ran on: its ``scheduler_id``, else the dir it came from.
+
+    Ballista writes ``scheduler_id`` on JobStart only from PR #2462 on; before it, a site
+    built from several log dirs (one per scheduler) tells them apart by the dir's label,
+    the prefix of the log's key, which names the dir as the build's keys do.
+    """
+    if scheduler_id is not None:
+        return scheduler_id
+    label = label_of(log.key)
+    return label[:-1] if label else log.directory.name
+
+
 def split_name(name: str) -> tuple[str, bool] | None:
     """Return (job id from the file name, running?) for a log file name, else None."""
     for suffix in SUFFIXES:

@@ -83,6 +83,8 @@ def list_entry(job: JobSummary) -> bytes:
 # the policy says why nothing is running. Key order is the live response's.
 STATE = {
     "started": 0,
+    # Upstream's history server names itself so (Ballista #2413); a live scheduler its id.
+    "scheduler_id": "history-server",
     "version": f"sitegen-{__version__}",
     "datafusion_version": "unknown",
     "substrait_support": False,

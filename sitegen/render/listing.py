@@ -252,11 +252,15 @@ def findings_cell(findings: Sequence[Finding]) -> str:
 
 
 def job_rows(
-    jobs: Sequence[JobSummary], link: Linker, extra: Mapping[str, Finding] = _NONE
+    jobs: Sequence[JobSummary],
+    link: Linker,
+    extra: Mapping[str, Finding] = _NONE,
+    scheduler: bool = False,
 ) -> Fragment:
     """Return the ``<tr>`` rows of one listing page, linking from its page with ``link``.
 
-    ``extra`` holds findings of the reduce step (a regression) by job id.
+    ``extra`` holds findings of the reduce step (a regression) by job id; ``scheduler``: the
+    site holds several schedulers' jobs, and each row names its own.
     """
     badges: dict[str, str] = {}
     out = []
@@ -279,9 +283,10 @@ def job_rows(
         more = extra.get(job_id)
         found = [*job.findings, more] if more is not None else job.findings
         findings = findings_cell(found) if found else _NO_FINDINGS
+        ran = f"<td>{esc(job.scheduler)}</td>\n" if scheduler else ""
         out.append(
             f'<tr>\n<td><a href="{href}"><code>{esc(job_id)}</code></a></td>\n'
-            f"<td>{esc(job.job_name)}{failure}</td>\n{badge}\n"
+            f"<td>{esc(job.job_name)}{failure}</td>\n{ran}{badge}\n"
             f'<td class="num" data-v="{job.completed_stages}">'
             f"{job.completed_stages}/{job.num_stages}</td>\n"
             f'<td class="num" data-v="{job.tasks}">{number(job.tasks)}</td>\n{findings}\n'

@@ -17,6 +17,7 @@ from sitegen.diagnose.fleet import HEALTHY, FleetExecutor
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.replanned import DROPPED, stages_named
 from sitegen.diagnose.trace import trace
+from sitegen.eventlog.logfiles import label_of
 from sitegen.eventlog.notes import Note
 from sitegen.eventlog.payload import PERCENTILE_KEYS, as_int
 from sitegen.eventlog.reader import LogRead
@@ -33,6 +34,7 @@ from sitegen.render.links import Linker
 from sitegen.render.listing import ListPage, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
+from sitegen.render.schedulers import SchedulerRow
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import fleet as fleet_svg
 from sitegen.svg import timeline
@@ -250,7 +252,18 @@ class PageRenderer:
         page = urls.job_page(job_id)
         job = job_page(read, analysis, page, render_md(note.text) if note else None, context)
         damaged = read.damage_message()
-        html = self.render("job.html", page, job=job, damaged=damaged, fragments=[job.timeline_svg])
+        # Named where the log names it, or where the site reads several log dirs (each a
+        # scheduler's): a one-dir site of logs without the key has one scheduler, unnamed.
+        start = read.job_start
+        named = (start is not None and start.scheduler_id is not None) or label_of(summary.file)
+        html = self.render(
+            "job.html",
+            page,
+            job=job,
+            damaged=damaged,
+            fragments=[job.timeline_svg],
+            scheduler=summary.scheduler if named else None,
+        )
         writer.write(page, html)
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
         regression = context.regression if context else None
@@ -300,14 +313,16 @@ class PageRenderer:
         problems: int,
         older: str | None,
         extra: Mapping[str, Finding] | None = None,
+        schedulers: Sequence[SchedulerRow] = (),
     ) -> None:
         """Write the front page of the jobs list: the newest jobs and the site's counts.
 
-        ``extra`` holds the reduce step's findings (regressions) by job id.
+        ``extra`` holds the reduce step's findings (regressions) by job id; ``schedulers``
+        the site's schedulers when it holds more than one (else none).
         """
         by_count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         page = urls.FRONT
-        rows = job_rows(jobs, Linker(page), extra or {})
+        rows = job_rows(jobs, Linker(page), extra or {}, bool(schedulers))
         writer.write(
             page,
             self.render(
@@ -324,6 +339,7 @@ class PageRenderer:
                 newer=None,
                 older=older,
                 finder=older is not None,
+                schedulers=schedulers,
             ),
         )
 
@@ -335,10 +351,11 @@ class PageRenderer:
         newer: str | None,
         older: str | None,
         extra: Mapping[str, Finding] | None = None,
+        schedulers: Sequence[SchedulerRow] = (),
     ) -> None:
         """Write one archive page of the jobs list (``newer`` None: the front page is newer)."""
         page = urls.list_page(archive.name)
-        rows = job_rows(jobs, Linker(page), extra or {})
+        rows = job_rows(jobs, Linker(page), extra or {}, bool(schedulers))
         writer.write(
             page,
             self.render(
@@ -351,6 +368,49 @@ class PageRenderer:
                 newer=newer,
                 older=older,
                 finder=True,
+                schedulers=schedulers,
+            ),
+        )
+
+    def scheduler_page(
+        self,
+        writer: SiteWriter,
+        scheduler: str,
+        archive: ListPage | None,
+        jobs: list[JobSummary],
+        newer: str | None,
+        older: str | None,
+        schedulers: Sequence[SchedulerRow],
+        extra: Mapping[str, Finding] | None = None,
+    ) -> None:
+        """Write one page of a scheduler's jobs list: its newest jobs (``archive`` None) or a span.
+
+        ``newer`` and ``older`` name its neighbours among the scheduler's archive pages
+        (``newer`` None: its newest jobs are newer).
+        """
+        page = urls.scheduler_page(scheduler, archive.name if archive else None)
+        link = Linker(page)
+        rows = job_rows(jobs, link, extra or {}, True)
+        writer.write(
+            page,
+            self.render(
+                "jobs.html",
+                page,
+                fragments=[rows],
+                archive=archive,
+                jobs=jobs,
+                job_rows=rows,
+                # Its own pages only: the find box of the whole list would leave the filter.
+                finder=False,
+                newer=None,
+                older=None,
+                scheduler=scheduler,
+                schedulers=schedulers,
+                sched_pager={
+                    "newest": link(urls.scheduler_page(scheduler)),
+                    "newer": link(urls.scheduler_page(scheduler, newer)),
+                    "older": link(urls.scheduler_page(scheduler, older)) if older else None,
+                },
             ),
         )
 

@@ -85,6 +85,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("worst_severity", STRING, "The most severe finding's: critical, warning, info."),
         Column("log_file", STRING, "The key of the event log it was read from."),
         Column("log_bytes", INT64, "The size of that log as stored (compressed if it is)."),
+        Column("scheduler", STRING, "Its scheduler: JobStart's scheduler_id, else its log dir."),
     ),
     "stages": (
         _JOB_ID,
@@ -336,6 +337,7 @@ def _jobs(summary: JobSummary, log_key: str, findings: list[Finding]) -> dict[st
         "worst_severity": [worst],
         "log_file": [log_key],
         "log_bytes": [summary.log_bytes],
+        "scheduler": [summary.scheduler],
     }
 
 

@@ -43,8 +43,9 @@ SQL_ENGINE_DIR = f"{SQL_DIR}/engine"
 DATA_MANIFEST = PurePosixPath("data") / "manifest.json"
 NAMES_JSON = PurePosixPath("names.json")
 FAILURES_JSON = PurePosixPath("failures.json")
-# Every executor across the published jobs and its verdict; the schedulers (render/fleet.py).
+# The fleet's executors and their verdicts, and the schedulers (render/fleet.py).
 FLEET_JSON = PurePosixPath("fleet.json")
+SCHEDULERS_DIR = "schedulers"
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
 SLUG_LENGTH = 40
 # Names the parts of the find index (every job's id, name, status and start, one part per
@@ -144,6 +145,23 @@ def name_page(job_name: str) -> PurePosixPath:
     slug = _SLUG_CHARS.sub("-", job_name.lower()).strip("-")[:SLUG_LENGTH].strip("-") or "job"
     digest = hashlib.blake2s(job_name.encode("utf-8", "surrogatepass"), digest_size=16)
     return PurePosixPath(NAMES_DIR) / f"{slug}-{digest.hexdigest()}" / INDEX
+
+
+@functools.lru_cache(maxsize=256)
+def scheduler_dir(scheduler: str) -> str:
+    """Return the directory of one scheduler's jobs list: ``schedulers/<slug>-<hash>``.
+
+    A scheduler's id is log text (``host:50050``): named as a job name's page is, a slug to
+    read and a hash to keep two ids apart.
+    """
+    slug = _SLUG_CHARS.sub("-", scheduler.lower()).strip("-")[:SLUG_LENGTH].strip("-") or "s"
+    digest = hashlib.blake2s(scheduler.encode("utf-8", "surrogatepass"), digest_size=16)
+    return f"{SCHEDULERS_DIR}/{slug}-{digest.hexdigest()}"
+
+
+def scheduler_page(scheduler: str, name: str | None = None) -> PurePosixPath:
+    """Return a scheduler's jobs list: its newest jobs, or its archive page ``name`` (a span)."""
+    return PurePosixPath(scheduler_dir(scheduler)) / (INDEX if name is None else f"{name}.html")
 
 
 def findings_file(job_id: str) -> PurePosixPath:

@@ -212,3 +212,25 @@ def write_series(
         write(directory / f"{job_id}.eventlog", lines)
         ids.append(job_id)
     return ids
+
+
+def with_scheduler_id(lines: list[bytes], value: bytes) -> list[bytes]:
+    """Return a log's lines with ``scheduler_id`` (raw JSON) on its JobStart, as PR #2462 puts it.
+
+    After ``submitted_at`` and before ``logical_plan`` (Ballista #2413 names the scheduler
+    that ran the job; a string, or ``null``).
+    """
+    out = []
+    for line in lines:
+        envelope = msgspec.json.decode(line)
+        if envelope.get("ev") != "JobStart":
+            out.append(line)
+            continue
+        data: dict[str, Any] = {}
+        for key, item in envelope["data"].items():
+            if key == "logical_plan":
+                data["scheduler_id"] = msgspec.Raw(value)
+            data[key] = item
+        data.setdefault("scheduler_id", msgspec.Raw(value))
+        out.append(record("JobStart", msgspec.json.encode(data), envelope["version"]))
+    return out

@@ -27,7 +27,7 @@ from sitegen.errors import SitegenError
 from sitegen.eventlog.classify import judge
 from sitegen.eventlog.failure import failure_message
 from sitegen.eventlog.limits import LogLimits
-from sitegen.eventlog.logfiles import LogFile
+from sitegen.eventlog.logfiles import LogFile, scheduler_of
 from sitegen.eventlog.notes import read_note
 from sitegen.eventlog.rawlog import gzip_chunks, hold_log
 from sitegen.eventlog.reader import LogRead, read_log, refused
@@ -338,6 +338,8 @@ def _read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None) -> An
             outcome.running = running_job(read, log, ended=verdict.problems[0].message)
         return Analysed(outcome, read, None)
     analysis = analyse(read, outcome.file, log.size)
+    start = read.job_start
+    analysis.summary.scheduler = scheduler_of(start.scheduler_id if start else None, log)
     outcome.summary = analysis.summary
     return Analysed(outcome, read, analysis)
 

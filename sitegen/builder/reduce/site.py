@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from sitegen.builder.contexts.foresight import regressed, stored_records
 from sitegen.builder.reduce.datafiles import write_data
+from sitegen.builder.reduce.schedulers import reduce_schedulers
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights
@@ -43,6 +44,7 @@ from sitegen.render.listing import (
     span_records,
 )
 from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
+from sitegen.render.schedulers import SchedulerRow, fleet_schedulers
 
 
 class DataChange(NamedTuple):
@@ -76,19 +78,24 @@ def reduce(
     signatures: dict[str, str] = {}
     by_status, tasks, failed = state.totals()
     published = sum(by_status.values())
-    listed, older = _listing(state, writer, pages, extra, published, moments, before, signatures)
+    ran = reduce_schedulers(state, writer, pages, extra, before, signatures)
+    named = ran.named
+    held |= ran.files
+    listed, older = _listing(
+        state, writer, pages, extra, published, moments, before, signatures, named
+    )
     held |= listed
     newest = list(state.newest(PAGE_CAPACITY))
     # A job that ended unrecorded is listed beside the running ones, but is not running.
     still = sum(1 for r in running if r.ended is None)
-    pages.front_page(writer, newest, by_status, still, len(problems), older, extra)
+    pages.front_page(writer, newest, by_status, still, len(problems), older, extra, named)
     # With an archive, every published job is in one find part: the array is theirs.
     jobs = state.jobs_json_by_part() if older is not None else state.jobs_json()
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write_chunks(rel, chunks)
     fleet = judge_fleet(state)
     pages.executors_page(writer, _executors(state), fleet)
-    writer.write(urls.FLEET_JSON, fleet_json(fleet, schedulers=[]))
+    writer.write(urls.FLEET_JSON, fleet_json(fleet, fleet_schedulers(ran.every)))
     held |= pages.site_pages(writer, running, problems, state.site_files())
     held |= _trends(state, writer, pages, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
@@ -264,6 +271,7 @@ def _listing(
     moments: set[int],
     before: Mapping[str, str],
     after: dict[str, str],
+    named: list[SchedulerRow],
 ) -> tuple[set[str], str | None]:
     """Write the archive pages and find-index parts that changed; return all their files.
 
@@ -299,11 +307,13 @@ def _listing(
             older = flat[n + 1] if n + 1 < len(flat) else None
             key = f"page:{page.name}"
             after[key] = signature(page.name, page.label, newer, older, page.jobs, page.flagged)
+            if named:  # the filter's links and the scheduler column: the schedulers' names
+                after[key] = signature(after[key], [r.name for r in named])
             files.add(urls.list_page_file(page.name))
             if before.get(key) != after[key]:
                 shown = listing.jobs_of(page, PAGE_CAPACITY)
                 jobs = _summaries(state, shown.jobs)
-                pages.archive_page(writer, shown, jobs, newer, older, extra)
+                pages.archive_page(writer, shown, jobs, newer, older, extra, named)
         for part in stored.parts:
             key = f"find:{part.name}"
             after[key] = signature(part.name, part.jobs)

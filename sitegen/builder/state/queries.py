@@ -231,6 +231,49 @@ class ReduceQueries(Base):
         rows = self.db.execute("SELECT DISTINCT day FROM log WHERE published ORDER BY day DESC")
         return [day for (day,) in rows]
 
+    def schedulers(self) -> list[tuple[str, int, int, int]]:
+        """Return per scheduler ``(name, jobs, failed, version)`` of the published jobs, by name.
+
+        ``version`` changes whenever one of its published jobs comes, goes or changes.
+        """
+        rows = self.db.execute(
+            "SELECT scheduler, jobs, failed, version FROM scheduler_total WHERE jobs > 0 "
+            "ORDER BY scheduler"
+        )
+        return rows.fetchall()
+
+    def scheduler_span(self, scheduler: str) -> tuple[int, int]:
+        """Return when a scheduler's first published job started and its last one ended."""
+        # Two lookups in two indexes: one min() or max() each lets SQLite seek, not scan.
+        (first, last) = self.db.execute(
+            "SELECT (SELECT min(start_time) FROM log INDEXED BY log_scheduler "
+            "WHERE published AND scheduler = ?1), (SELECT max(end_time) FROM log "
+            "INDEXED BY log_scheduler_end WHERE published AND scheduler = ?1)",
+            (scheduler,),
+        ).fetchone()
+        return int(first or 0), int(last or 0)
+
+    def schedulers_of(self, job_ids: Sequence[str]) -> dict[str, str]:
+        """Return the scheduler of each of these published jobs."""
+        found: dict[str, str] = {}
+        for chunk in chunks(job_ids):
+            rows = self.db.execute(
+                f"SELECT job_id, scheduler FROM log INDEXED BY log_job "
+                f"WHERE published AND job_id IN ({marks(chunk)})",
+                chunk,
+            )
+            found.update(rows.fetchall())
+        return found
+
+    def scheduler_listed(self, scheduler: str) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of a scheduler's published jobs, newest first."""
+        rows = self.db.execute(
+            "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_scheduler "
+            f"WHERE published AND scheduler = ? {_NEWEST_FIRST}",
+            (scheduler,),
+        )
+        return rows.fetchall()
+
     def listed_span(self, begin: int, end: int) -> list[tuple[str, int, str]]:
         """Return ``(job_id, start_time, digest)`` of the published jobs started in a span.
 

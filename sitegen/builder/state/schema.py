@@ -89,7 +89,9 @@ CREATE TABLE log(
     cost_ms INTEGER NOT NULL DEFAULT 0,
     -- How its log counts rows (diagnose/counting.py): a regression's rows excuse and the
     -- runs' comparison hold only within one counting.
-    counting TEXT NOT NULL DEFAULT 'unknown'
+    counting TEXT NOT NULL DEFAULT 'unknown',
+    -- Which scheduler ran it (JobSummary.scheduler): the jobs list's filter and fleet.json.
+    scheduler TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX log_newest ON log(published, start_time DESC, job_id);
 CREATE INDEX log_job ON log(job_id) WHERE published;
@@ -105,6 +107,9 @@ CREATE INDEX log_identity ON log(key, size, mtime_ns);
 CREATE INDEX log_claim ON log(job_id, completed_at DESC, key) WHERE job_id IS NOT NULL;
 CREATE INDEX log_order ON log(start_time DESC, job_id) WHERE job_id IS NOT NULL;
 CREATE INDEX log_flagged ON log(key) WHERE flagged;
+CREATE INDEX log_scheduler ON log(scheduler, start_time DESC, job_id) WHERE published;
+-- A scheduler's last end is a lookup, not a scan of its jobs (fleet.json's time range).
+CREATE INDEX log_scheduler_end ON log(scheduler, end_time) WHERE published;
 CREATE INDEX log_name ON log(job_name, start_time, job_id) WHERE published AND job_name <> '';
 CREATE INDEX log_worst ON log(
     worst_rank DESC, cost_ms DESC, findings DESC, start_time DESC, job_id DESC
@@ -244,6 +249,34 @@ WHEN NEW.published <> OLD.published BEGIN
         tasks = tasks + iif(NEW.published, NEW.tasks, -NEW.tasks),
         failed = failed + iif(NEW.published, NEW.failed_tasks, -NEW.failed_tasks)
     WHERE status = NEW.status;
+END;
+-- The published jobs by scheduler (fleet.json, the jobs list's filter), kept by triggers as
+-- rows come, go and flip; ``version`` counts the changes, so that a build rewrites only the
+-- pages of the schedulers whose jobs changed (builder/reduce/schedulers.py).
+CREATE TABLE scheduler_total(
+    scheduler TEXT PRIMARY KEY,
+    jobs INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    version INTEGER NOT NULL
+);
+CREATE TRIGGER scheduler_in AFTER INSERT ON log WHEN NEW.published BEGIN
+    INSERT INTO scheduler_total VALUES (NEW.scheduler, 1, NEW.failed, 1)
+    ON CONFLICT (scheduler) DO UPDATE SET jobs = jobs + 1, failed = failed + excluded.failed,
+        version = version + 1;
+END;
+CREATE TRIGGER scheduler_out AFTER DELETE ON log WHEN OLD.published BEGIN
+    UPDATE scheduler_total SET jobs = jobs - 1, failed = failed - OLD.failed,
+        version = version + 1
+    WHERE scheduler = OLD.scheduler;
+END;
+CREATE TRIGGER scheduler_flip AFTER UPDATE OF published ON log
+WHEN NEW.published <> OLD.published BEGIN
+    INSERT INTO scheduler_total VALUES (NEW.scheduler, 0, 0, 0) ON CONFLICT DO NOTHING;
+    UPDATE scheduler_total SET
+        jobs = jobs + iif(NEW.published, 1, -1),
+        failed = failed + iif(NEW.published, NEW.failed, -NEW.failed),
+        version = version + 1
+    WHERE scheduler = NEW.scheduler;
 END;
 -- What the Failures page adds up: each job's failure and failed attempts' error patterns.
 CREATE TABLE failure(

@@ -70,6 +70,7 @@ def _log_row(put: Put) -> tuple[object, ...]:
         summary.input_rows if summary else None,
         row.cost_ms if row else 0,
         summary.counting if summary else "unknown",
+        summary.scheduler if summary else "",
     )
 
 
@@ -157,7 +158,7 @@ class Writes(Base):
                 )
                 for e, s in summary.executors.items()
             ]
-        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 30) + ")", logs)
+        self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 31) + ")", logs)
         self.db.executemany("INSERT INTO blob VALUES (?,?,?)", blobs)
         if failures:
             self.db.executemany(
