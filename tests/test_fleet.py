@@ -87,7 +87,8 @@ def test_a_build_writes_fleet_json_and_retention_removes_a_jobs_evidence(tmp_pat
     site = tmp_path / "site"
     build(BuildOptions(logs, site))
     body = json.loads((site / "fleet.json").read_text())
-    assert body["schedulers"] == []
+    # One scheduler: the one log dir the bundled logs came from (they name none).
+    assert [s["scheduler"] for s in body["schedulers"]] == ["logs"]
     executors = {e["executor_id"]: e for e in body["executors"]}
     assert executors, body
     for e in executors.values():
