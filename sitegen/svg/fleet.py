@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sitegen.diagnose.fleet import DAY_MS, HEALTHY, FleetExecutor, bucket_ms
 from sitegen.svg.text import num
-from sitegen.text.formatting import timestamp
+from sitegen.text.formatting import plural, timestamp
 from sitegen.text.htmlsafe import esc
 
 LEFT = 150.0
@@ -82,7 +82,8 @@ def chart(executors: Sequence[FleetExecutor]) -> str:
                 f'<rect x="{num(LEFT + column * cell_w)}" y="{num(y + 1)}" '
                 f'width="{num(max(cell_w, 1.0))}" height="{num(ROW - 2)}" '
                 f'fill="{_colour(ratio, bool(failed) and e.verdict == "failing")}">'
-                f"<title>{esc(e.executor_id)} from {esc(timestamp(at))}: {int(jobs)} jobs, "
+                f"<title>{esc(e.executor_id)} from {esc(timestamp(at))}: "
+                f"{plural(int(jobs), 'job')}, "
                 f"{ratio:.2f}x its peers' time, {int(failed)} failed attempts of its own"
                 "</title></rect>"
             )

@@ -30,7 +30,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # 13: each job's rows of the SQL tables, and the data files they are in (builder/datafiles).
 # 14: each log's rows counting (diagnose/counting), Invalid jobs as failed runs, stages a
 # replan dropped, and stragglers judged anew: every job of an older site is read again.
-FORMAT = 14
+# 15: each job's evidence of its executors' speed, pooled by hour (the fleet verdict), and
+# each job's scheduler with their totals.
+FORMAT = 15
 
 # The executor rows' sums of evidence are kept in millionths, as integers.
 EVIDENCE_SCALE = 1_000_000
