@@ -1,8 +1,9 @@
-"""Retake the README's screenshots with headless Chromium: a job page, and the query page.
+"""Retake the README's screenshots with headless Chromium: a job page, the fleet, the query page.
 
 Run ``python docs/screenshot.py`` (after ``npm ci && npm run engine``, for the query page's
 engine): it builds the examples into a temporary directory and writes ``docs/job-page.png``
-(a desktop), ``docs/job-page-phone.png`` (a phone, 375 px) and ``docs/sql-page.png`` (an example
+(a desktop), ``docs/job-page-phone.png`` (a phone, 375 px), ``docs/fleet-page.png`` (the
+Executors page's fleet view) and ``docs/sql-page.png`` (an example
 query answered, the site served over HTTP as the page needs).
 """
 
@@ -51,8 +52,21 @@ def main() -> None:
                 full_page=True,
                 clip={"x": 0, "y": 0, "width": 375, "height": height},
             )
+            _fleet_page(browser, site)
             _sql_page(browser, site)
             browser.close()
+
+
+def _fleet_page(browser: Any, site: Path) -> None:
+    """Photograph the Executors page's fleet view: the picture over time and the verdicts."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((site / "executors" / "index.html").as_uri())
+    box = page.locator("table.executors").bounding_box()
+    page.screenshot(
+        path=str(Path(__file__).parent / "fleet-page.png"),
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": 1280, "height": box["y"] + box["height"] + 16},
+    )
 
 
 def _sql_page(browser: Any, site: Path) -> None:
