@@ -173,6 +173,23 @@ def test_a_log_whose_every_fetch_fails_is_named_left_out_and_read_by_the_next_bu
     assert report.unread == {} and report.rebuilt == 1 and report.published == 6
     names.add("job05.eventlog")
     assert published(b) == reference(logs, names, tmp_path / "ref")
+    # A published log rewritten (another name) whose fetches fail: its old pages stay.
+    changed = b"".join(job_lines("job02", name="renamed", start_ms=1_767_000_000_000 + 120_000))
+    (logs / "job02.eventlog").write_bytes(changed)
+    fs().pipe_file(f"{b}/logs/job02.eventlog", changed)
+
+    def reset_job02(request: Request) -> str | None:
+        return "reset" if request.method == "GET" and "job02" in request.path else None
+
+    with fault_proxy(moto(), reset_job02) as (endpoint, proxy):
+        report = build_through(b, endpoint, cache, {"mode": "standard", "max_attempts": 2})
+    assert list(report.unread) == ["job02.eventlog"] and report.published == 6
+    assert assert_whole(b) == {f"job{n:02}" for n in range(6)}
+    assert b"renamed" not in fs().cat_file(f"{b}/site/api/jobs")
+    report = build_through(b, moto(), cache)
+    assert report.unread == {} and report.rebuilt >= 1  # (job05 too: its name's runs changed)
+    assert b"renamed" in fs().cat_file(f"{b}/site/api/jobs")
+    assert published(b) == reference(logs, names, tmp_path / "ref")
 
 
 def test_a_publish_whose_listing_puts_fail_names_what_failed_and_keeps_the_old_site(
