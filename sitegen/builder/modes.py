@@ -97,6 +97,14 @@ class BuildSteps(ABC):
     def record(self, n: int, outcome: LogOutcome, parted: bool) -> None:
         """Put one mapped log into the state as it arrives (the build keeps only its pick)."""
         log = self.run.logs[n]
+        if outcome.retry:
+            # Its store erred: not damage. Left out of the state (a log it knew keeps its
+            # row and its pages), so the next build finds it new or changed and reads it.
+            self.run.unread[log.key] = outcome.problems[0].message
+            if self.forecasts[n]:
+                self.check_forecast(n, outcome)  # its peeked run's pages are redone
+                self.forecasts[n] = 0
+            return
         self.results[n] = MapResult(
             self.pick(outcome),
             outcome.summary.job_id if outcome.roots and outcome.summary else None,

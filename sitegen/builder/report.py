@@ -61,6 +61,9 @@ class BuildReport:
     # Whether the log dirs' listings came from a watcher's file events (builder/plan/events.py)
     # rather than from listing the dirs.
     listed_from_events: bool = False
+    # The logs whose store failed to hand them over (retries spent), with why: left out of
+    # this build and of its state, read again by the next one.
+    unread: dict[str, str] = field(default_factory=dict)
     # The wall seconds of each step of a build that mapped something (map, select,
     # run_contexts, reduce, publish), in order; empty for a build with nothing to do.
     phases: dict[str, float] = field(default_factory=dict)

@@ -87,6 +87,12 @@ def summary_lines(report: BuildReport, verbose: bool = False) -> list[str]:
         )
     if report.raw_logs_dropped:
         lines.append("Raw logs left out to fit --max-site-size: that lets more jobs fit.")
+    if report.unread:
+        lines.append(
+            f"Could not read {plural(len(report.unread), 'log')} from their store (left out; "
+            "the next build reads them again):"
+        )
+        lines.extend(f"  {why}" for why in report.unread.values())
     if report.archive is not None:
         a = report.archive
         lines.append(f"Archived the site to {a.path} ({a.files} files, {a.bytes} bytes).")
@@ -136,7 +142,14 @@ def _summary(report: BuildReport) -> dict[str, Any]:
         "problems": [problem_json(p, skipped=p.skipped) for p in report.problems],
         # Published to object storage: what the sync did (a local output has no such keys).
         **(report.publish.counts() if report.publish is not None else {}),
+        # Logs whose store failed to hand them over (only then): left out, read again next build.
+        **({"unread": _unread(report)} if report.unread else {}),
     }
+
+
+def _unread(report: BuildReport) -> list[dict[str, str]]:
+    """Return the logs a build could not fetch, each with why, as JSON-ready objects."""
+    return [{"file": key, "message": why} for key, why in report.unread.items()]
 
 
 def _where(report: BuildReport) -> str | None:

@@ -26,7 +26,14 @@ from sitegen.eventlog.limits import (
     OverLimit,
     log_too_big,
 )
-from sitegen.eventlog.sources import LogObject, LogPath, as_log_path, open_source, source_size
+from sitegen.eventlog.sources import (
+    LogObject,
+    LogPath,
+    SourceReadError,
+    as_log_path,
+    open_source,
+    source_size,
+)
 from sitegen.model import Classification
 
 
@@ -191,6 +198,8 @@ def read_log(
         # Checked before OSError: a bad gzip header is an OSError too, but it is damage.
         where = reading.lineno if reading is not None else lineno
         return _damaged(result, compression.damage_message(exc), where + 1)
+    except SourceReadError:
+        raise  # the store's failure, not the log's: the caller reads it again another time
     except OSError as exc:
         result.classification = Classification.UNREADABLE
         result.message = exc.strerror or str(exc)

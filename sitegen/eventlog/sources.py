@@ -18,6 +18,14 @@ from typing import IO, Any, Protocol
 from sitegen.eventlog.filekind import open_regular, open_regular_sized, read_regular
 
 
+class SourceReadError(OSError):
+    """A log of a remote source could not be fetched (the store erred, retries spent).
+
+    Not the log's fault: a build leaves such a log out, names it, and reads it again next
+    time, never recording it as unreadable (``builder.map.jobs.read_and_analyse``).
+    """
+
+
 class LogSink(Protocol):
     """What a source adds its logs to (``logfiles.LogList``), after ``start_dir``."""
 
@@ -43,10 +51,10 @@ class LogObject(Protocol):
         """Return the log's size in bytes; FileNotFoundError when it is gone."""
 
     def open(self) -> IO[bytes]:
-        """Open the log for streaming its bytes."""
+        """Open the log for streaming its bytes (a failed fetch raises ``SourceReadError``)."""
 
     def read_bytes(self) -> bytes:
-        """Return the whole log."""
+        """Return the whole log (a failed fetch raises ``SourceReadError``)."""
 
 
 # One log's path: a file of a local dir, or a log of another source.

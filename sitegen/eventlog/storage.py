@@ -11,13 +11,16 @@ profile, instance role); a ``user:secret@`` in a URL is taken out of it and neve
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Mapping, Sequence
+import io
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from sitegen.errors import UsageError
+from sitegen.eventlog.sources import SourceReadError
 from sitegen.text.storage_url import as_prefix, redact, split_credentials
 
 if TYPE_CHECKING:
@@ -36,6 +39,17 @@ PACKAGES = {
 }
 # Read ahead this much of a log streamed from a store (one ranged GET each).
 STREAM_BLOCK = 8 << 20
+# What botocore is told for every S3 request (s3fs hands ``config_kwargs`` to its Config):
+# retry a throttled (503 SlowDown), failed (500) or cut-off request, or one that timed out,
+# up to 5 attempts in all with exponential backoff and jitter ("standard" mode: at most 20 s
+# a wait); give up a connection not made within 5 s and an answer silent for 15 s (a stalled
+# response), which then counts as one failed attempt. A user's own ``config_kwargs`` (in
+# ``[storage_options]``) win key by key. s3fs retries a read cut off mid-body itself (5 tries).
+S3_CONFIG: dict[str, Any] = {
+    "retries": {"mode": "standard", "max_attempts": 5},
+    "connect_timeout": 5,
+    "read_timeout": 15,
+}
 
 
 def filesystem(url: str, options: Mapping[str, Any]) -> tuple[AbstractFileSystem, str]:
@@ -52,6 +66,8 @@ def filesystem(url: str, options: Mapping[str, Any]) -> tuple[AbstractFileSystem
             given.setdefault("username", user)
             if secret is not None:
                 given.setdefault("password", secret)
+    if bare.partition("://")[0] in ("s3", "s3a"):
+        given["config_kwargs"] = {**S3_CONFIG, **dict(given.get("config_kwargs") or {})}
     try:
         import fsspec.core
     except ImportError:
@@ -67,6 +83,25 @@ def filesystem(url: str, options: Mapping[str, Any]) -> tuple[AbstractFileSystem
     except ValueError as exc:
         raise UsageError(f"not a storage URL: {exc}", redact(url)) from None
     return fs, path.rstrip("/")
+
+
+# The packages whose errors a store's client raises besides OSError (a read timeout, a
+# connection closed mid-answer, once the retries are spent).
+CLIENT_PACKAGES = ("botocore", "aiobotocore", "aiohttp", "google", "azure")
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Turn a store client's own errors (botocore's are no OSErrors) into an OSError."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as exc:
+        if type(exc).__module__.partition(".")[0] not in CLIENT_PACKAGES:
+            raise
+        why = str(exc) or type(exc).__name__
+        raise OSError(f"{type(exc).__name__}: {redact(why) if '://' in why else why}") from exc
 
 
 def object_time(entry: Mapping[str, Any]) -> int:
@@ -222,8 +257,9 @@ class RemoteDir:
         """List the prefix's object names (and note their sizes and identity times)."""
         fs, root = self.fs()
         try:
-            fs.invalidate_cache(root)  # a watcher lists again: see what changed since
-            found = fs.ls(root, detail=True)
+            with store_errors():
+                fs.invalidate_cache(root)  # a watcher lists again: see what changed since
+                found = fs.ls(root, detail=True)
         except FileNotFoundError:
             bucket = root.partition("/")[0]
             if not fs.exists(bucket):
@@ -249,7 +285,8 @@ class RemoteDir:
             return known
         fs, root = self.fs()
         try:
-            info = fs.info(f"{root}/{name}")
+            with store_errors():
+                info = fs.info(f"{root}/{name}")
         except OSError:
             return None
         return int(info.get("size") or 0), object_time(info)
@@ -292,12 +329,52 @@ class RemotePath:
     def open(self) -> IO[bytes]:
         """Open the object for streaming (ranged reads, read ahead)."""
         fs, root = self.directory.fs()
-        opened = fs.open(
-            f"{root}/{self.name}", "rb", block_size=STREAM_BLOCK, cache_type="readahead"
-        )
-        return opened  # type: ignore[no-any-return]
+        try:
+            opened = fs.open(
+                f"{root}/{self.name}", "rb", block_size=STREAM_BLOCK, cache_type="readahead"
+            )
+        except Exception as exc:
+            raise fetch_failed(self, exc) from exc
+        # fsspec's file reads ahead already: the buffer is only what IO[bytes] asks for.
+        return io.BufferedReader(_Fetched(self, opened))
 
     def read_bytes(self) -> bytes:
         """Return the whole object (one GET)."""
         fs, root = self.directory.fs()
-        return bytes(fs.cat_file(f"{root}/{self.name}"))
+        try:
+            return bytes(fs.cat_file(f"{root}/{self.name}"))
+        except Exception as exc:
+            raise fetch_failed(self, exc) from exc
+
+
+def fetch_failed(path: RemotePath, exc: Exception) -> SourceReadError:
+    """Return the error of an object whose fetch failed once the retries were spent."""
+    if isinstance(exc, SourceReadError):
+        return exc
+    # botocore's errors (a read timeout, a closed connection) are not OSErrors: name the type.
+    why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
+    return SourceReadError(f"could not fetch {path}: {redact(why) if '://' in why else why}")
+
+
+class _Fetched(io.RawIOBase):
+    """An object's stream whose every failed read is a ``SourceReadError``."""
+
+    def __init__(self, path: RemotePath, stream: IO[bytes]) -> None:
+        self.path = path
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self.stream.read(len(buffer))
+        except Exception as exc:
+            raise fetch_failed(self.path, exc) from exc
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.stream.close()
+        super().close()

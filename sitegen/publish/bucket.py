@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.errors import PublishError, UsageError
-from sitegen.eventlog.storage import filesystem
+from sitegen.eventlog.storage import filesystem, store_errors
 from sitegen.layout import API_JOBS_DIR, content_type, object_key
 from sitegen.publish.hosting import HIDDEN, cache_control
 from sitegen.text.storage_url import as_prefix, redact
@@ -80,13 +80,15 @@ class Store:
     def get(self, key: str) -> bytes | None:
         """Return an object's bytes, or None when there is none."""
         try:
-            return bytes(self.fs.cat_file(self.path(key)))
+            with store_errors():
+                return bytes(self.fs.cat_file(self.path(key)))
         except FileNotFoundError:
             return None
 
     def put(self, key: str, data: bytes, **headers: Any) -> None:
         """Write one object (``ContentType``, ``CacheControl`` where the store takes them)."""
-        self.fs.pipe_file(self.path(key), data, **headers)
+        with named(key), store_errors():
+            self.fs.pipe_file(self.path(key), data, **headers)
 
     def headers(self, content_type: str, cache_control: str) -> dict[str, Any]:
         """Return the write arguments that set an object's Content-Type and Cache-Control."""
@@ -125,11 +127,13 @@ class Store:
 
                 async def one(key: str, data: bytes, headers: dict[str, Any]) -> None:
                     async with slots:
-                        await self.fs._pipe_file(self.path(key), data, **headers)
+                        with named(key), store_errors():
+                            await self.fs._pipe_file(self.path(key), data, **headers)
 
                 await asyncio.gather(*(one(*item) for item in items))
 
-            run_on_loop(self.fs.loop, all_of_them)
+            with store_errors():
+                run_on_loop(self.fs.loop, all_of_them)
             return
         with ThreadPoolExecutor(UPLOADS) as threads:
             list(threads.map(lambda item: self.put(item[0], item[1], **item[2]), items))
@@ -137,24 +141,28 @@ class Store:
     def create(self, key: str, data: bytes) -> bool:
         """Write an object only if there is none (a conditional put); False if there is."""
         try:
-            self.fs.pipe_file(self.path(key), data, mode="create")
+            with store_errors():
+                self.fs.pipe_file(self.path(key), data, mode="create")
         except FileExistsError:
             return False
         except TypeError:  # a store without conditional puts: check, then write
-            if self.fs.exists(self.path(key)):
-                return False
-            self.fs.pipe_file(self.path(key), data)
+            with store_errors():
+                if self.fs.exists(self.path(key)):
+                    return False
+                self.fs.pipe_file(self.path(key), data)
         return True
 
     def delete(self, keys: list[str]) -> None:
         """Delete objects (in batches where the store has a bulk delete)."""
         if keys:
-            self.fs.rm([self.path(k) for k in keys])
+            with store_errors():
+                self.fs.rm([self.path(k) for k in keys])
 
     def keys_below(self, prefix: str) -> list[str]:
         """Return every key that starts with ``prefix`` (a LIST of that prefix)."""
         try:
-            found = self.fs.find(f"{self.root}/{prefix}", maxdepth=None, withdirs=False)
+            with store_errors():
+                found = self.fs.find(f"{self.root}/{prefix}", maxdepth=None, withdirs=False)
         except FileNotFoundError:
             return []
         return [str(path)[len(self.root) + 1 :] for path in found]
@@ -162,7 +170,8 @@ class Store:
     def any_key(self, ignore: str = "") -> str | None:
         """Return some key below the prefix (not starting with ``ignore``), or None."""
         try:
-            found = self.fs.find(self.root, maxdepth=None, withdirs=False)
+            with store_errors():
+                found = self.fs.find(self.root, maxdepth=None, withdirs=False)
         except FileNotFoundError:
             return None
         for path in found:
@@ -170,6 +179,17 @@ class Store:
             if key and not (ignore and key.startswith(ignore)):
                 return key
         return None
+
+
+@contextlib.contextmanager
+def named(key: str) -> Iterator[None]:
+    """Name the object a failed write was of: the build's error says which one failed."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            raise  # a conditional put's answer, not a failure
+        raise OSError(f"writing {key!r}: {exc.strerror or exc}") from exc
 
 
 @dataclass
@@ -472,6 +492,10 @@ def acquire(state: Store, on_wait: Callable[[str], None] | None = None) -> Lock:
         if state.create(LOCK, _lock_body(owner, expires)):
             return Lock(state, owner, expires)
         held = _lock_owner(state.get(LOCK))
+        if held is not None and held[0] == owner:
+            # Our own create, whose answer was lost (a reset): botocore sent it again and the
+            # store said 412. The owner's random token is in the body: the lock is this build's.
+            return Lock(state, owner, held[1])
         if held is None or held[1] < time.time() or _dead_here(held[0]):
             # Expired, its build died on this machine, or damaged: remove it and race again.
             state.delete([LOCK])

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from sitegen.layout import object_key
 
 
 class _Links(HTMLParser):
@@ -63,4 +67,38 @@ def broken_links(site: Path) -> list[str]:
                 and unquote(parts.fragment) not in (ids.get(target) or parse(target).ids)
             ):
                 problems.append(f"{page}: {link} (no such anchor)")
+    return problems
+
+
+def broken_object_links(objects: Mapping[str, bytes]) -> list[str]:
+    """Return 'key: link' for every href/src of a site's objects (by key) naming no object.
+
+    A site in object storage, as a bucket serves it: ``api/jobs`` is an object, a link to
+    ``jobs/x/`` is served ``jobs/x/index.html``; anchors are not checked.
+    """
+    problems = []
+    for key, data in objects.items():
+        if not key.endswith(".html") or key.startswith("api/"):
+            continue
+        parser = _Links()
+        parser.feed(data.decode("utf-8"))
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue  # another site's (the 404 page's links are rooted: checked below)
+            path = unquote(parts.path)
+            rooted = path.startswith("/")
+            target = posixpath.normpath(
+                path.lstrip("/") if rooted else posixpath.join(posixpath.dirname(key), path)
+            )
+            if path.endswith("/"):
+                target = f"{target}/index.html" if target != "." else "index.html"
+            # A job page's link to its own ``api/job/<id>/index.json`` file names the object
+            # ``api/job/<id>`` (layout.object_key): resolved as the publish keyed it. (A bucket
+            # serving the site as is answers that link 404: the page's link, not the publish.)
+            target = object_key(target) or target
+            if target.startswith("..") or (rooted and key != "404.html"):
+                problems.append(f"{key}: {link} (leaves the site or not relative)")
+            elif target not in objects:
+                problems.append(f"{key}: {link} (no such object)")
     return problems

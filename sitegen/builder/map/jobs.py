@@ -31,6 +31,7 @@ from sitegen.eventlog.logfiles import LogFile, scheduler_of
 from sitegen.eventlog.notes import read_note
 from sitegen.eventlog.rawlog import gzip_chunks, hold_log
 from sitegen.eventlog.reader import LogRead, read_log, refused
+from sitegen.eventlog.sources import SourceReadError
 from sitegen.layout import API_JOBS_DIR, PARTS_DIR, api_job_dir
 from sitegen.model import (
     Classification,
@@ -312,10 +313,16 @@ def read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None = None)
 
     ``held``: the log's bytes, when the caller holds them (``eventlog.rawlog.hold``). Whatever
     goes wrong with one log (``MemoryError`` and ``RecursionError`` too) is that log's problem,
-    an unreadable log; an ``OSError`` or a ``SitegenError`` of its own stops the caller.
+    an unreadable log; an ``OSError`` or a ``SitegenError`` of its own stops the caller. A log
+    its store failed to hand over (``SourceReadError``) is unreadable this time only: its
+    outcome says ``retry``.
     """
     try:
         return _read_and_analyse(log, limits, held)
+    except SourceReadError as exc:
+        outcome = failed_outcome(log, str(exc), False)
+        outcome.retry = True
+        return Analysed(outcome, None, None)
     except Exception as exc:
         return Analysed(failed_outcome(log, failure_message(_failure_of(exc)), False), None, None)
 
@@ -365,7 +372,7 @@ def _process_log(
         kept = hold_log(log.path, log.size, limits)
     held = None if kept is None else kept.plain
     outcome, read, analysis = read_and_analyse(log, limits, held)
-    if not log.skip:
+    if not log.skip and not outcome.retry:
         outcome.sha256 = digest or log_digest(log.path, None if kept is None else kept.stored)
     if read is None or read.job_end is None or analysis is None:
         return outcome, False

@@ -36,6 +36,9 @@ class LogOutcome(msgspec.Struct, gc=False, omit_defaults=True):
     # The objects a worker put straight at their keys in a bucket (key: SHA-256; not kept in
     # the blob): the sync does not upload them again (publish.bucket.Uploader).
     uploaded: dict[str, str] = msgspec.field(default_factory=dict)
+    # The log could not be fetched (its store erred, retries spent): the build leaves it out,
+    # names it, and does not put it in the state, so the next build reads it again.
+    retry: bool = False
 
 
 class LogRow(msgspec.Struct, array_like=True, gc=False):

@@ -84,13 +84,17 @@ class BucketTarget:
         except OSError as exc:
             raise PublishError(f"cannot take the lock: {_reason(exc)}", redact(state_url)) from exc
         try:
-            before = objects.Manifest.load(state)
-            # A build that died after its workers put objects up left its mark: every job
-            # object the manifest does not name is looked for (a LIST of the job prefixes) and
-            # deleted.
-            leftovers = objects.leftover_uploads(state)
-            if before is None and not leftovers:  # (with them: the objects are a first publish's)
-                objects.check_new_prefix(store, state_url)
+            try:
+                before = objects.Manifest.load(state)
+                # A build that died after its workers put objects up left its mark: every job
+                # object the manifest does not name is looked for (a LIST of the job prefixes)
+                # and deleted.
+                leftovers = objects.leftover_uploads(state)
+                if before is None and not leftovers:  # (with them: a first publish's objects)
+                    objects.check_new_prefix(store, state_url)
+            except OSError as exc:
+                why = f"cannot read the published state: {_reason(exc)}"
+                raise PublishError(why, redact(state_url)) from exc
             mark = options.output.parent / PUBLISHED_MARK
             known = mark.read_text().strip() if mark.is_file() else None
             fresh = before is None or known != before.generation or options.clean
@@ -234,14 +238,20 @@ class BucketPublishing:
 
         self.local.finish(report)
         bucket, uploads = self.bucket, self.uploads
-        bucket.lock.refresh()
         suspects = set(objects.JOB_PREFIXES) if bucket.leftovers else set()
-        if report.up_to_date and not self.fresh and not suspects:
+        unchanged = report.up_to_date and not self.fresh and not suspects
+        if not unchanged:
+            self.mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until synced
+        try:
+            bucket.lock.refresh()
+        except OSError as exc:
+            why = f"cannot refresh the lock: {_reason(exc)} (the next build publishes this one)"
+            raise PublishError(why, redact(bucket.url)) from exc
+        if unchanged:
             if uploads.made is not None:  # no worker ran: none was put up
                 objects.Uploader.end(bucket.state)
             self._published(report, objects.SyncReport())  # nothing changed: nothing to compare
             return
-        self.mark.unlink(missing_ok=True)  # the copy is ahead of the bucket until the sync ends
         try:
             # The local copy is the bucket's last publish: what the build changed is all
             # that can differ (a full build changed everything: compare the whole site).
