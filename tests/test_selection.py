@@ -235,7 +235,8 @@ def test_totals_kept_by_triggers_follow_every_row_that_comes_goes_or_flips(
                     (key, int(published), executor.upper(), tasks, tasks // 4),
                 )
                 made.db.execute(
-                    "INSERT INTO executor VALUES (?, ?, ?, 0, ?, ?, ?, ?)",
+                    "INSERT INTO executor (key, executor_id, job_id, start_time, published, "
+                    "tasks, failed, busy_ms) VALUES (?, ?, ?, 0, ?, ?, ?, ?)",
                     (key, executor, key, int(published), tasks, tasks // 3, tasks * 7),
                 )
                 made.db.execute(
