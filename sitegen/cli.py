@@ -13,6 +13,7 @@ from sitegen.commands.params import BaseUrl, Size
 from sitegen.commands.shared_options import (
     CONFIG,
     DASK_SCHEDULER,
+    DASK_TIMEOUT,
     FOLLOW_LINKS,
     FORMAT,
     LOG_DIRS,
@@ -65,6 +66,7 @@ def site_options(f: Callable[..., None]) -> Callable[..., None]:
             "between builds (an incremental build needs it). [default: ~/.cache/sitegen]",
         ),
         DASK_SCHEDULER,
+        DASK_TIMEOUT,
         click.option(
             "--clean", is_flag=True, help="Rebuild every job, ignoring what the last build left."
         ),

@@ -35,3 +35,7 @@ class TemplateError(SitegenError):
 
 class PublishError(SitegenError):
     """The system stopped the build: a full or read-only disk, a permission."""
+
+
+class ClusterError(SitegenError):
+    """The Dask cluster stopped the build: its scheduler went away, or no answer in time."""

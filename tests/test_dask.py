@@ -146,8 +146,13 @@ class Separate:
     scheduler_file: Path
     procs: list[subprocess.Popen[str]]
 
-    def add_worker(self, *wrapper: str, poison: str | None = None) -> None:
-        """Start a worker; with ``poison``, one that a nanny restarts and that dies on that log."""
+    def add_worker(
+        self, *wrapper: str, poison: str | None = None, hang_while: Path | None = None
+    ) -> None:
+        """Start a worker; with ``poison``, one that a nanny restarts and that dies on that log.
+
+        With ``hang_while`` too, it hangs on that log instead, while that file exists.
+        """
         args = [sys.executable, "-m", "distributed.cli.dask_worker", "--nthreads", "1"]
         args += ["--no-dashboard", "--scheduler-file", str(self.scheduler_file)]
         env = None
@@ -156,6 +161,8 @@ class Separate:
         else:
             args += ["--preload", str(Path(__file__).parent / "helpers" / "dask_poison.py")]
             env = {"SITEGEN_TEST_POISON": poison, "PYTHONPATH": str(Path(__file__).parent.parent)}
+            if hang_while is not None:
+                env["SITEGEN_TEST_HANG_WHILE"] = str(hang_while)
         self.procs.append(_start([*wrapper, *args], env))
 
 
@@ -421,3 +428,199 @@ def test_peeks_go_in_a_few_even_chunks_a_worker_thread(count: int, threads: int)
     # As few tasks as keep each thread busy: GUIDE a thread unless a chunk would be too long.
     assert len(chunks) <= max(GUIDE * threads, -(-count // EACH_CHUNK))
     assert len({len(chunk) for chunk in chunks[:-1]}) <= 1
+
+
+def _logs(where: Path, first: int, count: int) -> None:
+    """Write ``count`` logs of three stages of 20 tasks, ``job<first>`` on."""
+    where.mkdir(exist_ok=True)
+    for i in range(first, first + count):
+        lines = job_lines(
+            f"job{i:03}", start_ms=1_767_000_000_000 + i * 60_000, stages=3, tasks_per_stage=20
+        )
+        write(where / f"job{i:03}.eventlog", lines)
+
+
+def _mid_map(tmp_path: Path, builder: threading.Thread, logs: int) -> None:
+    """Return once the build in ``builder`` has claimed ``logs`` logs' jobs (its map is under way)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and builder.is_alive():
+        claims = list(tmp_path.glob("**/.parts/.claims"))
+        if claims and claims[0].read_bytes().count(b"\n") >= logs:
+            return
+        time.sleep(0.01)
+    raise AssertionError("the map had not begun")
+
+
+def _build_in_thread(options: BuildOptions) -> tuple[threading.Thread, list[Any]]:
+    """Start a build in a thread; its report, or the exception it raised, lands in the list."""
+    ended: list[Any] = []
+
+    def run() -> None:
+        try:
+            ended.append(build(options))
+        except Exception as exc:
+            ended.append(exc)
+
+    builder = threading.Thread(target=run)
+    builder.start()
+    return builder, ended
+
+
+def test_a_dask_worker_that_hangs_mid_map_ends_the_build_within_its_timeout(
+    cluster: Local, tmp_path: Path
+) -> None:
+    """SIGSTOP a worker mid-map: the build stops past --dask-timeout, the old site whole."""
+    from sitegen.errors import ClusterError
+    from tests.test_watch_faults import whole
+
+    address, logs = cluster.address, tmp_path / "logs"
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    _logs(logs, 0, 20)
+    build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+    old = tree(remote)
+    _logs(logs, 20, 160)
+    pids = _wait_for_workers(address, 2).run(os.getpid)
+    hung = next(iter(pids.values()))
+    timeout = 4.0
+    options = BuildOptions(
+        log_dirs=logs, output=remote, dask_scheduler=address, dask_timeout=timeout
+    )
+    builder, ended = _build_in_thread(options)
+    try:
+        _mid_map(tmp_path, builder, 20)
+        os.kill(hung, signal.SIGSTOP)
+        stopped = time.monotonic()
+        builder.join(120)
+        took = time.monotonic() - stopped
+    finally:
+        os.kill(hung, signal.SIGCONT)
+    assert ended and isinstance(ended[0], ClusterError), ended
+    assert f"returned nothing for {timeout:g} s (--dask-timeout)" in str(ended[0])
+    # Within the timeout, the last chunk's wait, and the reduce's unwinding.
+    assert took < 3 * timeout, took
+    print(f"hung worker: the build stopped {took:.1f} s after SIGSTOP")
+    assert tree(remote) == old
+    assert len(whole(remote)) == 20
+    # The worker goes on: the next build is complete, and the local build's.
+    started = time.monotonic()
+    report = build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+    print(f"hung worker: the next build took {time.monotonic() - started:.1f} s")
+    build(BuildOptions(log_dirs=logs, output=local, workers=2))
+    assert report.published == 180
+    assert tree(remote) == tree(local)
+    assert len(whole(remote)) == 180
+
+
+def _scheduler_at(scheduler_file: Path, port: int) -> subprocess.Popen[str]:
+    """Start ``dask scheduler`` on loopback at ``port`` (0: any), writing ``scheduler_file``."""
+    args = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1"]
+    args += ["--port", str(port), "--no-dashboard", "--scheduler-file", str(scheduler_file)]
+    return _start(args)
+
+
+def test_a_dask_scheduler_killed_mid_build_keeps_the_old_site_and_the_next_build_is_whole(
+    separate_cluster: Separate, tmp_path: Path
+) -> None:
+    """SIGKILL the scheduler mid-map, start it again at its address: the next build is whole."""
+    from sitegen.errors import ClusterError
+    from tests.test_watch_faults import whole
+
+    address, logs = separate_cluster.address, tmp_path / "logs"
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    separate_cluster.add_worker()
+    separate_cluster.add_worker()
+    _wait_for_workers(address, 2)
+    _logs(logs, 0, 20)
+    build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+    old = tree(remote)
+    _logs(logs, 20, 160)
+    builder, ended = _build_in_thread(
+        BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address)
+    )
+    _mid_map(tmp_path, builder, 20)
+    separate_cluster.procs[0].kill()
+    killed = time.monotonic()
+    builder.join(120)
+    took = time.monotonic() - killed
+    assert ended and isinstance(ended[0], ClusterError), ended
+    assert str(ended[0]).startswith(f"lost the Dask scheduler at {address} mid-build")
+    assert took < 30, took
+    print(f"scheduler killed: the build stopped {took:.1f} s after SIGKILL")
+    assert tree(remote) == old
+    assert len(whole(remote)) == 20
+    # The scheduler starts again at its address; the workers are started again as a
+    # scheduler's restart leaves them (on their own they retire without their scheduler).
+    restarted = tmp_path / "restarted.json"
+    port = int(address.rsplit(":", 1)[1])
+    separate_cluster.procs.append(_scheduler_at(restarted, port))
+    assert scheduler_address(restarted) == address
+    separate_cluster.scheduler_file = restarted
+    separate_cluster.add_worker()
+    separate_cluster.add_worker()
+    _wait_for_workers(address, 2)
+    started = time.monotonic()
+    report = build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+    print(f"scheduler killed: the next build took {time.monotonic() - started:.1f} s")
+    build(BuildOptions(log_dirs=logs, output=local, workers=2))
+    assert report.published == 180
+    assert tree(remote) == tree(local)
+    assert len(whole(remote)) == 180
+
+
+def test_a_dask_worker_stuck_in_one_log_ends_the_build_within_its_timeout(
+    separate_cluster: Separate, tmp_path: Path
+) -> None:
+    """A worker thread stuck on one log while its process answers: no heartbeat sees it."""
+    from sitegen.errors import ClusterError
+    from tests.test_watch_faults import whole
+
+    address, logs = separate_cluster.address, tmp_path / "logs"
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    stuck = tmp_path / "stuck"
+    stuck.touch()
+    for _ in range(2):
+        separate_cluster.add_worker(poison="job050.eventlog", hang_while=stuck)
+    _wait_for_workers(address, 2)
+    _logs(logs, 0, 20)
+    build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+    old = tree(remote)
+    _logs(logs, 20, 60)
+    timeout = 4.0
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match=r"returned nothing for 4 s \(--dask-timeout\)"):
+        build(
+            BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address, dask_timeout=timeout)
+        )
+    took = time.monotonic() - started
+    print(f"stuck worker: the build stopped after {took:.1f} s")
+    assert took < 30, took
+    assert tree(remote) == old
+    assert len(whole(remote)) == 20
+    stuck.unlink()  # the hang ends: the next build is whole
+    started = time.monotonic()
+    report = build(BuildOptions(log_dirs=logs, output=remote, dask_scheduler=address))
+    print(f"stuck worker: the next build took {time.monotonic() - started:.1f} s")
+    build(BuildOptions(log_dirs=logs, output=local, workers=2))
+    assert report.published == 80
+    assert tree(remote) == tree(local)
+    assert len(whole(remote)) == 80
+
+
+def test_the_dask_timeout_option_defaults_to_the_builders_and_refuses_zero(tmp_path: Path) -> None:
+    import click
+    from click.testing import CliRunner
+
+    from sitegen.builder.options import DASK_TIMEOUT, BuildOptions
+    from sitegen.cli import cli
+    from sitegen.commands.shared_options import DASK_TIMEOUT as OPTION
+    from sitegen.errors import UsageError
+
+    @OPTION
+    def command(dask_timeout: float) -> None:
+        assert dask_timeout == DASK_TIMEOUT
+
+    assert CliRunner().invoke(click.command()(command), []).exit_code == 0
+    refused = CliRunner().invoke(cli, ["build", "--dask-timeout", "0", "-q"])
+    assert refused.exit_code == 2 and "--dask-timeout" in refused.output
+    with pytest.raises(UsageError, match="--dask-timeout must be more than 0 seconds"):
+        BuildOptions(log_dirs=tmp_path, output=tmp_path / "site", dask_timeout=-1)

@@ -36,7 +36,7 @@ def compose(options: BuildOptions) -> Parts:
     if options.dask_scheduler is not None:
         from sitegen.builder.map.dask_mapper import DaskMapper  # distributed: only when asked
 
-        mapper = DaskMapper(options.dask_scheduler)
+        mapper = DaskMapper(options.dask_scheduler, options.dask_timeout)
     else:
         mapper = LocalMapper(options.workers)
     target: PublishTarget = LocalTarget()

@@ -15,6 +15,10 @@ from sitegen.eventlog.sources import LogSource
 from sitegen.layout import DEFAULT_TITLE
 from sitegen.render import sqlpage, urls
 
+# ``--dask-timeout``'s default, seconds: far above one chunk's map (a chunk is at most 64 logs
+# and 8 MiB of them, or one bigger log), far below waiting for ever on a worker that hangs.
+DASK_TIMEOUT = 1800.0
+
 if TYPE_CHECKING:
     pass
 
@@ -71,6 +75,9 @@ class BuildOptions:
     state_url: str | None = None
     # Send each log's map step to this Dask scheduler (``tcp://host:8786``); None: here.
     dask_scheduler: str | None = None
+    # The longest a Dask build waits for one chunk's result or one answer of the cluster
+    # (seconds): past it the build stops, the site as it was (a hung worker, a lost scheduler).
+    dask_timeout: float = DASK_TIMEOUT
     # Publish the SQL tables (data/: Parquet files and their manifest) the query page reads.
     # None: when pyarrow can be imported (pip install 'sitegen[sql]'); settled to a bool here.
     data: bool | None = None
@@ -87,6 +94,8 @@ class BuildOptions:
                 self.log_dirs, self.storage_options or None, trusted=self.trust_finished_logs
             ),
         )
+        if not self.dask_timeout > 0:
+            raise UsageError(f"--dask-timeout must be more than 0 seconds, not {self.dask_timeout}")
         if self.max_age is not None:
             parse_age(self.max_age)  # fail before any work
         parse_stale_after(self.stale_after)
@@ -123,6 +132,7 @@ RUN_OPTIONS = frozenset(
         "publish_url",
         "state_url",
         "dask_scheduler",
+        "dask_timeout",
     }
 )
 

@@ -48,6 +48,16 @@ DASK_SCHEDULER = click.option(
     "'sitegen[dask]'); the reduce and the publish stay here. The workers must reach the logs "
     "(a shared directory, or object storage). [default: this machine's processes]",
 )
+# The default is builder.options.DASK_TIMEOUT's (not imported: the CLI starts without the builder).
+DASK_TIMEOUT = click.option(
+    "--dask-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1800.0,
+    metavar="SECONDS",
+    help="With --dask-scheduler: the longest the build waits for one chunk of logs or one "
+    "answer of the cluster; past it (a worker that hangs) the build stops and the "
+    "published site stays as it was. [default: 1800]",
+)
 FOLLOW_LINKS = click.option(
     "--follow-links",
     is_flag=True,

@@ -18,6 +18,8 @@ import secrets
 import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -39,7 +41,7 @@ from sitegen.builder.map.jobs import (
     task_of,
 )
 from sitegen.builder.state.records import LogOutcome
-from sitegen.errors import UsageError
+from sitegen.errors import ClusterError, UsageError
 from sitegen.eventlog.logfiles import LogFile, LogList
 from sitegen.layout import PARTS_DIR
 from sitegen.publish.writer import SiteWriter
@@ -183,7 +185,7 @@ def _probe_worker(staging: str, token: str) -> str | None:
     return mine.name
 
 
-def shares_output(dask: Any, staging: Path) -> bool:
+def shares_output(dask: Any, staging: Path, timeout: float | None = None) -> bool:
     """Tell whether every worker reads and writes the same staging dir as this process.
 
     This process writes a marker there; each worker reads it back and writes its own, which
@@ -196,7 +198,7 @@ def shares_output(dask: Any, staging: Path) -> bool:
     marker = parts / f"{PROBE}{token}"
     marker.write_text(token, encoding="ascii")
     try:
-        answers = dask.run(_probe_worker, str(staging), token)
+        answers = dask.run(_probe_worker, str(staging), token, callback_timeout=timeout)
         names = list(answers.values())
         shared = bool(names) and all(
             name is not None
@@ -232,8 +234,10 @@ def client(address: str) -> Any:
 class DaskMapper:
     """The map step on the Dask cluster at ``address`` (the ``Mapper`` of ``--dask-scheduler``)."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, timeout: float = 1800.0) -> None:
         self.address = address
+        # The longest one chunk's result or one answer of the cluster is waited for (seconds).
+        self.timeout = timeout
 
     def prepare(self, maps_every_log: bool) -> None:
         """Nothing to start here: the workers are the cluster's."""
@@ -256,8 +260,23 @@ class DaskMapper:
         """
         if not which:
             return
+        with _cluster_faults(self.address, self.timeout):
+            self._map(logs, which, staging, map_context, on_result, progress, contexts, uploads)
+
+    def _map(
+        self,
+        logs: LogList,
+        which: Sequence[int],
+        staging: Path,
+        map_context: MapContext,
+        on_result: Callable[[int, LogOutcome, bool], None],
+        progress: Progress | None,
+        contexts: Mapping[int, RunContext] | None,
+        uploads: Uploads | None,
+    ) -> None:
+        """Map the logs at ``which`` (``map``), a cluster's fault raised as it comes."""
         dask = client(self.address)
-        direct = str(staging) if shares_output(dask, staging) else None
+        direct = str(staging) if shares_output(dask, staging, self.timeout) else None
         contexts = {} if contexts is None else contexts
         # The renderer goes to the workers once, not with each task: as the result of a task,
         # not scattered, so that when the workers holding it die (a log that kills every
@@ -271,7 +290,16 @@ class DaskMapper:
         else:
             uploads = None
         chunks = _Chunks(
-            dask, logs, contexts, staging, map_context, shared, direct, uploader, uploads
+            dask,
+            logs,
+            contexts,
+            staging,
+            map_context,
+            shared,
+            direct,
+            uploader,
+            uploads,
+            self.timeout,
         )
         threads = _threads(dask)
         cut = _chunks(list(which), threads, logs.sizes)
@@ -304,6 +332,11 @@ class DaskMapper:
         """Yield ``fn(shared, item)`` in order, on the workers (they reach the logs)."""
         if not items:
             return
+        with _cluster_faults(self.address, self.timeout):
+            yield from self._each(fn, shared, items)
+
+    def _each(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> Generator[R]:
+        """Yield ``fn(shared, item)`` in order (``each``), a cluster's fault raised as it comes."""
         dask = client(self.address)
 
         def chunk_of(numbers: list[int]) -> Any:
@@ -313,7 +346,7 @@ class DaskMapper:
         threads = _threads(dask)
         for _, task in _windowed(_even_chunks(len(items), threads), chunk_of, threads):
             try:
-                yield from task.result()
+                yield from task.result(timeout=self.timeout)
             finally:
                 task.release()
 
@@ -322,6 +355,33 @@ class DaskMapper:
 
     def close(self) -> None:
         """Keep the client: a watcher builds again on the same cluster."""
+
+
+@contextmanager
+def _cluster_faults(address: str, timeout: float) -> Iterator[None]:
+    """Turn a lost scheduler, or a cluster silent past ``timeout``, into a ``ClusterError``.
+
+    The client cancels every future when it loses its scheduler (a restart, a pre-empted
+    machine), and a worker that hangs (stopped, stuck in one log) holds its chunk for ever: a
+    Dask heartbeat only drops a worker whose process stops answering, after five minutes,
+    and never one whose thread is stuck. Either way the build stops before it publishes, so
+    the site stays as it was, and the next build maps what this one did not.
+    """
+    from distributed.comm.core import CommClosedError
+
+    try:
+        yield
+    except TimeoutError:
+        raise ClusterError(
+            f"the Dask cluster at {address} returned nothing for {timeout:g} s "
+            "(--dask-timeout): a worker hangs, or a chunk of logs takes longer; "
+            "nothing was published"
+        ) from None
+    except (CancelledError, CommClosedError) as exc:
+        raise ClusterError(
+            f"lost the Dask scheduler at {address} mid-build ({type(exc).__name__}: "
+            f"{exc}); nothing was published"
+        ) from None
 
 
 def _unwrap(opaque: Opaque[T]) -> T:
@@ -426,6 +486,8 @@ class _Chunks:
     # Where the uploader's target hears of the job directories of logs whose chunk killed
     # its workers: objects a worker may have put up before it died.
     uploads: Uploads | None
+    # The longest a chunk's result is waited for (seconds).
+    timeout: float
 
     def submit(self, numbers: list[int], retries: int | None = None) -> Any:
         """Submit one chunk of logs."""
@@ -445,7 +507,7 @@ class _Chunks:
         from distributed import KilledWorker
 
         try:
-            return iter(decode_mapped(task.result()))
+            return iter(decode_mapped(task.result(timeout=self.timeout)))
         except KilledWorker:
             pass
         finally:
@@ -459,7 +521,7 @@ class _Chunks:
                 forget_claim(one)  # what the chunk's dead attempts claimed of this log
             alone = self.submit([n], retries=0)
             try:
-                out.extend(decode_mapped(alone.result()))
+                out.extend(decode_mapped(alone.result(timeout=self.timeout)))
             except KilledWorker:
                 how = "killed on every Dask worker that ran it"
                 if self.direct is not None:
