@@ -26,6 +26,7 @@ from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import cells, runs, sqlpage, urls
+from sitegen.render.compare import comparison
 from sitegen.render.finding_links import shown
 from sitegen.render.fleet import verdict_words
 from sitegen.render.fragments import Fragment, Splicer
@@ -265,6 +266,11 @@ class PageRenderer:
             scheduler=summary.scheduler if named else None,
         )
         writer.write(page, html)
+        compared = comparison(summary, read.config, context) if context else None
+        if compared is not None:
+            # Beside the job page, from its run context: built ahead, works from file://.
+            compared_page = urls.compare_file(job_id)
+            writer.write(compared_page, self.render("compare.html", compared_page, c=compared))
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
         regression = context.regression if context else None
         writer.write(

@@ -169,6 +169,11 @@ def findings_file(job_id: str) -> PurePosixPath:
     return PurePosixPath(job_file(job_id, "findings.json"))
 
 
+def compare_file(job_id: str) -> PurePosixPath:
+    """Return the file of a run side by side with its previous successful run."""
+    return PurePosixPath(job_file(job_id, "compare.html"))
+
+
 def trace_file(job_id: str) -> PurePosixPath:
     """Return the file of a job's task attempts in the Chrome Trace Event format."""
     return PurePosixPath(job_file(job_id, "trace.json"))
