@@ -45,6 +45,8 @@ from sitegen.text.htmlsafe import esc
 from sitegen.text.shorten import Whole
 
 JOBS_PER_EXECUTOR = 50
+# What the page comparing any two runs puts in its file patterns where a job id goes.
+COMPARE_ID = "__ID__"
 
 
 @dataclass
@@ -275,7 +277,7 @@ class PageRenderer:
         regression = context.regression if context else None
         writer.write(
             urls.findings_file(job_id),
-            findings_json(job_id, summary.findings, summary.what_if, regression),
+            findings_json(job_id, summary.findings, summary.what_if, regression, summary.counting),
         )
         writer.write(
             urls.trace_file(job_id),
@@ -477,6 +479,8 @@ class PageRenderer:
         writer.write(urls.NOT_FOUND, not_found)
         for name, data in self.static_files().items():
             writer.write(urls.static(name), data)
+        # Any two runs side by side, computed in the browser from the site's own files.
+        writer.write(urls.COMPARE, self.render("compare_any.html", urls.COMPARE, id=COMPARE_ID))
         return self.sql_page(writer, published)
 
     def sql_page(self, writer: SiteWriter, published: AbstractSet[str] = frozenset()) -> set[str]:

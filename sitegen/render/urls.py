@@ -37,6 +37,8 @@ RECURRING = PurePosixPath(NAMES_DIR) / INDEX
 FAILURES = PurePosixPath("failures") / INDEX
 INSIGHTS = PurePosixPath("insights") / INDEX
 # The query page, its engine's local copy (--sql-engine) and the tables it reads (data/).
+# Any two runs of a name side by side (``?a=<id>&b=<id>``), computed in the browser.
+COMPARE = PurePosixPath("compare") / INDEX
 SQL_DIR = "sql"
 SQL = PurePosixPath(SQL_DIR) / INDEX
 SQL_ENGINE_DIR = f"{SQL_DIR}/engine"
