@@ -21,7 +21,7 @@ NIGHTLY = ["g7DfaPu", "YzO5Zlz", "lwMlrsR", "NeOQvte", "q8W07P2", "qBGokU4", "v1
 def _nightly(tmp_path: Path, ids: list[str]) -> Path:
     """Copy the bundled nightly-etl runs ``ids`` into a log dir of their own."""
     logs = tmp_path / "logs"
-    logs.mkdir(exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
     for job_id in ids:
         shutil.copy(EXAMPLE_LOG_DIR / f"{job_id}.eventlog", logs / f"{job_id}.eventlog")
     return logs
@@ -49,24 +49,33 @@ def test_every_recurring_run_with_a_baseline_links_its_compare_page(tmp_path: Pa
         html = target.read_text()
         assert 'id="compare-stages"' in html
         assert html.count('<th scope="row">') >= 2  # stage rows
-        # Published by one build: the baseline was only peeked at, its findings not known.
-        assert 'id="findings-unknown"' in html
+        # The baseline's findings are paired in the browser (the page is the same whichever
+        # build made it): the page holds both runs' findings.json addresses.
+        assert f'data-before="../../jobs/{_baseline(html)}/findings.json"' in html
     assert 'id="compare-link"' not in (out / "jobs" / NIGHTLY[0] / "index.html").read_text()
 
 
-def test_a_run_published_after_its_baseline_shows_findings_that_came_and_went(
-    tmp_path: Path,
-) -> None:
-    logs = _nightly(tmp_path, NIGHTLY[:-1])
-    out = tmp_path / "site"
-    sitegen.build(logs, out, workers=1)
-    _nightly(tmp_path, NIGHTLY[-1:])
-    sitegen.build(logs, out, workers=1)
-    html = (out / "jobs" / NIGHTLY[-1] / "compare.html").read_text()
-    assert 'id="findings-unknown"' not in html
-    # The newest nightly-etl run regressed (its findings.json says so): it appeared.
-    appeared = html.split('id="findings-appeared"')[1].split('id="findings-went"')[0]
-    assert "regression" in appeared
+def _baseline(html: str) -> str:
+    """Return the job id a compare page compares with."""
+    found = re.search(r"against the previous successful run, <a [^>]*><code>([^<]+)</code>", html)
+    assert found
+    return found.group(1)
+
+
+def test_the_page_is_the_same_whichever_build_published_the_baseline(tmp_path: Path) -> None:
+    once = tmp_path / "once"
+    sitegen.build(_nightly(once, NIGHTLY), once / "site", workers=1)
+    twice = tmp_path / "twice"
+    logs = _nightly(twice, NIGHTLY[:-1])
+    sitegen.build(logs, twice / "site", workers=1)
+    _nightly(twice, NIGHTLY[-1:])
+    sitegen.build(logs, twice / "site", workers=1)
+    page = f"jobs/{NIGHTLY[-1]}/compare.html"
+    html = (twice / "site" / page).read_text()
+    assert html == (once / "site" / page).read_text()
+    # The newest nightly-etl run regressed: listed among this run's findings.
+    listed = html.split('id="findings-now"')[1].split("</ul>")[0]
+    assert "regression" in listed
     assert "None: both runs ran with the same config." in html
 
 

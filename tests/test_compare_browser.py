@@ -92,4 +92,11 @@ def test_the_job_page_links_its_built_comparison(
     page.wait_for_load_state()
     assert page.locator("h1").inner_text() == "Two runs of nightly-etl"
     assert page.locator("#compare-stages tbody tr").count() == 4
+    if scheme == "http":  # both runs' findings.json read: the regression appeared
+        page.locator("#findings-paired").wait_for(state="visible")
+        assert "regression" in page.locator("#findings-appeared").inner_text()
+        assert page.locator("#compare-findings").is_hidden()
+    else:  # a file may not read them: this run's list and the links stay
+        assert "regression" in page.locator("#findings-now").inner_text()
+        assert page.locator("#findings-paired").is_hidden()
     watched.clean()

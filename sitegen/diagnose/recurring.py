@@ -384,10 +384,6 @@ class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     baseline_stages: list[StageFigures] = msgspec.field(default_factory=list)
     # How the baseline's log counts rows: rows across countings do not compare.
     baseline_counting: str = UNKNOWN
-    # The baseline's findings, for those that appeared or went (the compare page); None when
-    # not known: a baseline mapped in the same build is foreseen from its peek, which does
-    # not diagnose.
-    baseline_findings: list[Finding] | None = None
     # The baseline's config (``JobSummary.config``), for the keys the two runs differ in.
     baseline_config: dict[str, str] = msgspec.field(default_factory=dict)
     baseline_config_dropped: bool = False
@@ -413,11 +409,8 @@ class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
         return self.key.sha256
 
 
-def run_context(key: ContextKey, baseline: JobSummary | None, diagnosed: bool = True) -> RunContext:
-    """Return the context of a key, with the figures of its baseline run's summary.
-
-    ``diagnosed``: whether the summary holds the baseline's findings (a peek's does not).
-    """
+def run_context(key: ContextKey, baseline: JobSummary | None) -> RunContext:
+    """Return the context of a key, with the figures of its baseline run's summary."""
     if baseline is None:
         return RunContext(key)
     return RunContext(
@@ -428,7 +421,6 @@ def run_context(key: ContextKey, baseline: JobSummary | None, diagnosed: bool = 
         baseline_output_rows=baseline.output_rows,
         baseline_stages=list(baseline.stages),
         baseline_counting=baseline.counting,
-        baseline_findings=list(baseline.findings) if diagnosed else None,
         baseline_config=baseline.config,
         baseline_config_dropped=baseline.config_dropped,
     )

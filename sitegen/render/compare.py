@@ -1,8 +1,11 @@
 """Two runs of one name side by side: a run and its previous successful run (``compare.html``).
 
 Made from what the job page already has: this run's summary and config, and its run context
-(the baseline's stage figures, findings and config). Renderers never analyse: the findings
-are paired by what they are about (kind, stage, executor), nothing is recomputed.
+(the baseline's stage figures and config). The baseline's findings are not in it: a baseline
+published by the same build was only peeked at (not diagnosed) when the page was made, and a
+page must not depend on which build made it. So the page lists this run's findings, and its
+script pairs them with the baseline's ``findings.json`` where the site is served
+(``finding_changes`` is the rule, and ``static/compare.js`` follows it).
 """
 
 from __future__ import annotations
@@ -49,8 +52,8 @@ class Comparison:
     context: RunContext
     stages: list[StageChange]
     rows_comparable: bool
-    # None: the baseline's findings were not known when the page was built.
-    findings: FindingChanges | None
+    # This run's findings (the page pairs them with the baseline's in the browser).
+    findings: list[Finding]
     config: list[ConfigChange] = field(default_factory=list)
     # Whether either run's config was too large to keep (then the diff is not shown).
     config_dropped: bool = False
@@ -82,7 +85,6 @@ def comparison(
     """Return a run against its baseline (None: no previous successful run to compare with)."""
     if context.baseline is None:
         return None
-    before = context.baseline_findings
     # Its regression is the reduce's finding (the trend's), kept in the context, not the summary.
     now = [*summary.findings, *([context.regression] if context.regression else [])]
     dropped = context.baseline_config_dropped or summary.config_dropped
@@ -92,7 +94,7 @@ def comparison(
         context=context,
         stages=compare(summary.stages, context.baseline_stages),
         rows_comparable=shared(summary.counting, context.baseline_counting),
-        findings=None if before is None else finding_changes(now, before),
+        findings=most_severe_first(now),
         config=[] if dropped else config_changes(config, context.baseline_config),
         config_dropped=dropped,
     )

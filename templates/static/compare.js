@@ -5,9 +5,40 @@
 // recorded; across Ballista #2435's counting change: not comparable). Text goes in as text.
 "use strict";
 (function () {
-  var root = document.getElementById("compare");
-  if (!root) return;
   function $(id) { return document.getElementById(id); }
+  function about(f) { return [f.kind, f.stage_id, f.executor_id].join("\u0000"); }
+  function list(id, items) {
+    var ul = $(id);
+    items.forEach(function (f) {
+      var li = document.createElement("li");
+      li.className = "finding";
+      li.textContent = f.severity + " " + f.kind + ": " + f.message;
+      ul.appendChild(li);
+    });
+    if (!items.length) { var li = document.createElement("li"); li.textContent = "None."; ul.appendChild(li); }
+  }
+  // Findings pair by what they are about (kind, stage, executor), as render/compare.py's rule.
+  function pairFindings(now, before) {
+    var had = {}, has = {};
+    before.forEach(function (g) { had[about(g)] = 1; });
+    now.forEach(function (g) { has[about(g)] = 1; });
+    list("findings-appeared", now.filter(function (g) { return !had[about(g)]; }));
+    list("findings-went", before.filter(function (g) { return !has[about(g)]; }));
+    list("findings-stayed", now.filter(function (g) { return had[about(g)]; }));
+    $("findings-paired").hidden = false;
+  }
+  // A job's built comparison (jobs/<id>/compare.html): only its findings are paired here.
+  var built = $("compare-findings");
+  if (built) {
+    if (location.protocol === "file:") return;
+    var read = function (u) { return fetch(u).then(function (r) { if (!r.ok) throw new Error(u); return r.json(); }); };
+    Promise.all([read(built.getAttribute("data-now")), read(built.getAttribute("data-before"))])
+      .then(function (both) { built.hidden = true; pairFindings(both[0].findings, both[1].findings); })
+      .catch(function () { /* the static list and links stay */ });
+    return;
+  }
+  var root = $("compare");
+  if (!root) return;
   var params = new URLSearchParams(location.search);
   var a = params.get("a") || "", b = params.get("b") || "";
   $("compare-a").value = a;
@@ -79,17 +110,6 @@
     td.textContent = text;
     tr.appendChild(td);
   }
-  function about(f) { return [f.kind, f.stage_id, f.executor_id].join("\u0000"); }
-  function list(id, items) {
-    var ul = $(id);
-    items.forEach(function (f) {
-      var li = document.createElement("li");
-      li.className = "finding";
-      li.textContent = f.severity + " " + f.kind + ": " + f.message;
-      ul.appendChild(li);
-    });
-    if (!items.length) { var li = document.createElement("li"); li.textContent = "None."; ul.appendChild(li); }
-  }
   $("compare-status").textContent = "Reading both runs\u2026";
   Promise.all([run(a), run(b)]).then(function (both) {
     var now = both[0], before = both[1];
@@ -116,12 +136,7 @@
       body.appendChild(tr);
     });
     $("rows-not-comparable").hidden = comparable;
-    var had = {}, has = {};
-    before[2].findings.forEach(function (g) { had[about(g)] = 1; });
-    now[2].findings.forEach(function (g) { has[about(g)] = 1; });
-    list("findings-appeared", now[2].findings.filter(function (g) { return !had[about(g)]; }));
-    list("findings-went", before[2].findings.filter(function (g) { return !has[about(g)]; }));
-    list("findings-stayed", now[2].findings.filter(function (g) { return had[about(g)]; }));
+    pairFindings(now[2].findings, before[2].findings);
     var cb = $("compare-config").tBodies[0], keys = {};
     Object.keys(now[1]).concat(Object.keys(before[1])).forEach(function (k) { keys[k] = 1; });
     Object.keys(keys).sort().forEach(function (k) {

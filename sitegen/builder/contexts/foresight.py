@@ -143,7 +143,6 @@ class Foreseen(Mapping[int, RunContext]):
         runs += [Run(*row) for _, row, _ in peeked]
         keys = recurring.context_keys(recurring.trend(name, runs))
         figures = {row[0]: summary for _, row, summary in peeked}
-        foreseen = set(figures)  # baselines told by their peek: findings not known
         wanted = {k.baseline for k in keys.values() if k.baseline and k.baseline not in figures}
         figures.update(state.summaries(sorted(wanted)) if wanted else {})
         made: dict[int, RunContext] = {}
@@ -153,8 +152,7 @@ class Foreseen(Mapping[int, RunContext]):
             # A baseline with no figures here (ids that collide): none foreseen, and the
             # check after the map renders the page again with the state's.
             if key is not None and (baseline is not None or not key.baseline):
-                diagnosed = key.baseline not in foreseen
-                made[n] = recurring.run_context(key, baseline, diagnosed)
+                made[n] = recurring.run_context(key, baseline)
         return made
 
 
