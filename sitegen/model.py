@@ -175,13 +175,22 @@ class ExecutorEvidence(msgspec.Struct, frozen=True, gc=False, array_like=True):
 
 
 class StageFigures(msgspec.Struct, frozen=True, gc=False, array_like=True):
-    """One stage's size and time, for comparing runs of a job (``[id, ms, tasks, in, out]``)."""
+    """One stage's size and time, for comparing runs of a job (``[id, ms, tasks, in, out, …]``).
+
+    The trailing fields came later (the compare page): a summary stored without them decodes
+    with their defaults.
+    """
 
     stage_id: str
     duration_ms: int
     tasks: int
     input_rows: int
     output_rows: int
+    # Tasks of its task list that ended Failed (the payload's last attempt of each task).
+    failed: int = 0
+    # Its tasks' durations (ms): median and slowest; None where no task has one.
+    task_median_ms: int | None = None
+    task_max_ms: int | None = None
 
 
 class ErrorPattern(msgspec.Struct, frozen=True, gc=False, array_like=True):
@@ -190,6 +199,17 @@ class ErrorPattern(msgspec.Struct, frozen=True, gc=False, array_like=True):
     pattern: str
     count: int
     example: str
+
+
+# The most bytes of config keys and values a summary keeps (the compare page's config diff):
+# a usual Ballista session config is 2-10 KB; a larger one is not kept (the page says so).
+MAX_CONFIG_BYTES = 32 * 1024
+
+
+def kept_config(config: dict[str, str]) -> tuple[dict[str, str], bool]:
+    """Return the config a summary keeps and whether it was dropped for its size."""
+    size = sum(len(k) + len(v) for k, v in config.items())
+    return (dict(config), False) if size <= MAX_CONFIG_BYTES else ({}, True)
 
 
 class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
@@ -237,6 +257,10 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     # Which scheduler ran it: its JobStart's ``scheduler_id`` where that is a string, else
     # the log dir (or object prefix) its log came from (eventlog.logfiles.scheduler_of).
     scheduler: str = ""
+    # Its JobEnd's config (``/api/job/<id>/config``), for the config keys two runs differ in
+    # (the compare page); within MAX_CONFIG_BYTES, else empty and ``config_dropped``.
+    config: dict[str, str] = msgspec.field(default_factory=dict)
+    config_dropped: bool = False
 
     @property
     def ended_at(self) -> int:

@@ -55,7 +55,7 @@ def test_every_shipped_template_is_used(example_site: tuple[Path, BuildReport]) 
         "404.html", "_macros.html", "_stages_table.html", "base.html", "executors.html",
         "job.html", "jobs.html", "page.html", "problems.html", "running.html", "stage.html",
         "_runs.html", "recurring.html", "name.html", "failures.html", "insights.html",
-        "sql.html",
+        "sql.html", "compare.html", "compare_any.html",
     }  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from sitegen.eventlog import dotgraph, payload
 from sitegen.eventlog.dotgraph import JobGraph
 from sitegen.eventlog.reader import LogRead
 from sitegen.eventlog.schema import TaskEnd
-from sitegen.model import ExecutorStats, JobSummary, is_failed
+from sitegen.model import ExecutorStats, JobSummary, is_failed, kept_config
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         failure = str(end.status["Failed"])
     executors: dict[str, ExecutorStats] = {}
     failed_tasks = 0
+    config, config_dropped = kept_config(read.config)
     for task in read.tasks:
         stats = executors.get(task.executor_id)
         if stats is None:
@@ -97,6 +98,8 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         tasks=len(read.tasks),
         failed_tasks=failed_tasks,
         executors=executors,
+        config=config,
+        config_dropped=config_dropped,
         task_errors=(
             task_error_patterns((t.status for t in read.tasks), idx.job_id) if failed_tasks else []
         ),

@@ -310,16 +310,20 @@ def findings_json(
     findings: list[Finding],
     what: WhatIf | None = None,
     regression: Finding | None = None,
+    counting: str | None = None,
 ) -> bytes:
     """Return ``jobs/<job_id>/findings.json``: every finding its page shows, and the what-if.
 
     ``regression`` is the run's regression (from the other runs of its name), listed with
-    the job's own findings, most severe first.
+    the job's own findings, most severe first. ``counting``: how its log counts rows
+    (diagnose.counting), for the compare page that pairs any two runs in the browser.
     """
     listed = most_severe_first([*findings, regression]) if regression else findings
     data: dict[str, object] = {"job_id": job_id, "findings": listed}
     if what is not None:
         data["what_if"] = what.as_json()
+    if counting is not None:
+        data["counting"] = counting
     return msgspec.json.encode(data)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sitegen.eventlog import payload
 from sitegen.eventlog.payload import Stage
 from sitegen.model import StageFigures
 
@@ -20,6 +21,10 @@ def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:
             first = start if first is None or start < first else first
             last = end if last is None or end > last else last
         took = last - first if first is not None and last is not None else 0
+        durations = sorted(
+            d for t in stage.task_list if (d := payload.task_duration(t)) is not None and d >= 0
+        )
+        failed = sum(1 for t in stage.task_list if payload.task_status(t.status).failed)
         figures.append(
             StageFigures(
                 stage.stage_id,
@@ -27,6 +32,9 @@ def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:
                 len(stage.task_list),
                 stage.input_rows or 0,
                 stage.output_rows or 0,
+                failed,
+                durations[(len(durations) - 1) // 2] if durations else None,
+                durations[-1] if durations else None,
             )
         )
     return figures

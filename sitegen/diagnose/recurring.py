@@ -384,6 +384,9 @@ class RunContext(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     baseline_stages: list[StageFigures] = msgspec.field(default_factory=list)
     # How the baseline's log counts rows: rows across countings do not compare.
     baseline_counting: str = UNKNOWN
+    # The baseline's config (``JobSummary.config``), for the keys the two runs differ in.
+    baseline_config: dict[str, str] = msgspec.field(default_factory=dict)
+    baseline_config_dropped: bool = False
 
     @property
     def previous(self) -> str | None:
@@ -418,6 +421,8 @@ def run_context(key: ContextKey, baseline: JobSummary | None) -> RunContext:
         baseline_output_rows=baseline.output_rows,
         baseline_stages=list(baseline.stages),
         baseline_counting=baseline.counting,
+        baseline_config=baseline.config,
+        baseline_config_dropped=baseline.config_dropped,
     )
 
 

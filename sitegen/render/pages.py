@@ -26,6 +26,7 @@ from sitegen.layout import DEFAULT_TITLE
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import cells, runs, sqlpage, urls
+from sitegen.render.compare import comparison
 from sitegen.render.finding_links import shown
 from sitegen.render.fleet import verdict_words
 from sitegen.render.fragments import Fragment, Splicer
@@ -44,6 +45,8 @@ from sitegen.text.htmlsafe import esc
 from sitegen.text.shorten import Whole
 
 JOBS_PER_EXECUTOR = 50
+# What the page comparing any two runs puts in its file patterns where a job id goes.
+COMPARE_ID = "__ID__"
 
 
 @dataclass
@@ -265,11 +268,16 @@ class PageRenderer:
             scheduler=summary.scheduler if named else None,
         )
         writer.write(page, html)
+        compared = comparison(summary, read.config, context) if context else None
+        if compared is not None:
+            # Beside the job page, from its run context: built ahead, works from file://.
+            compared_page = urls.compare_file(job_id)
+            writer.write(compared_page, self.render("compare.html", compared_page, c=compared))
         # Beside the pages, not under /api (that tree mirrors Ballista's REST API).
         regression = context.regression if context else None
         writer.write(
             urls.findings_file(job_id),
-            findings_json(job_id, summary.findings, summary.what_if, regression),
+            findings_json(job_id, summary.findings, summary.what_if, regression, summary.counting),
         )
         writer.write(
             urls.trace_file(job_id),
@@ -471,6 +479,8 @@ class PageRenderer:
         writer.write(urls.NOT_FOUND, not_found)
         for name, data in self.static_files().items():
             writer.write(urls.static(name), data)
+        # Any two runs side by side, computed in the browser from the site's own files.
+        writer.write(urls.COMPARE, self.render("compare_any.html", urls.COMPARE, id=COMPARE_ID))
         return self.sql_page(writer, published)
 
     def sql_page(self, writer: SiteWriter, published: AbstractSet[str] = frozenset()) -> set[str]:

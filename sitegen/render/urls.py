@@ -37,6 +37,8 @@ RECURRING = PurePosixPath(NAMES_DIR) / INDEX
 FAILURES = PurePosixPath("failures") / INDEX
 INSIGHTS = PurePosixPath("insights") / INDEX
 # The query page, its engine's local copy (--sql-engine) and the tables it reads (data/).
+# Any two runs of a name side by side (``?a=<id>&b=<id>``), computed in the browser.
+COMPARE = PurePosixPath("compare") / INDEX
 SQL_DIR = "sql"
 SQL = PurePosixPath(SQL_DIR) / INDEX
 SQL_ENGINE_DIR = f"{SQL_DIR}/engine"
@@ -167,6 +169,11 @@ def scheduler_page(scheduler: str, name: str | None = None) -> PurePosixPath:
 def findings_file(job_id: str) -> PurePosixPath:
     """Return the file of a job's findings as JSON (see docs/findings.md)."""
     return PurePosixPath(job_file(job_id, "findings.json"))
+
+
+def compare_file(job_id: str) -> PurePosixPath:
+    """Return the file of a run side by side with its previous successful run."""
+    return PurePosixPath(job_file(job_id, "compare.html"))
 
 
 def trace_file(job_id: str) -> PurePosixPath:

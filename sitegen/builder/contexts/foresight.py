@@ -167,6 +167,8 @@ def forecast(run: Run, summary: JobSummary) -> int:
         summary.output_rows,
         summary.counting,
         summary.stages,
+        summary.config,
+        summary.config_dropped,
     )
     digest = hashlib.blake2b(msgspec.msgpack.encode(told), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1 | 1  # an int64, never 0 (``BuildSteps.forecasts``)

@@ -111,9 +111,11 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
         end = schema.JOB_END_RECORD_DECODER.decode(last).data
         stages = payload.stages(end.stages)
         edges = dotgraph.parse(end.dot).stage_edges()
+        config = schema.CONFIG_DECODER.decode(end.config)
     except Exception:  # a damaged archive, a bad payload, a vanished log: anything
         return None  # the map step meets it again, and says what is wrong
-    summary = summarize(LogRead(log.path, Classification.COMPLETED, job_end=end), log.key)
+    read = LogRead(log.path, Classification.COMPLETED, job_end=end, config=config)
+    summary = summarize(read, log.key)
     summary.tasks = tasks
     summary.stages = stage_figures(stages)
     summary.input_rows, summary.output_rows = job_rows(summary.stages, edges)
