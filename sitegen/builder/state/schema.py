@@ -32,7 +32,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # replan dropped, and stragglers judged anew: every job of an older site is read again.
 # 15: each job's evidence of its executors' speed, pooled by hour (the fleet verdict), and
 # each job's scheduler with their totals.
-FORMAT = 15
+# 16: each summary's config and its stages' task median, slowest task and failed tasks, for
+# the compare pages.
+FORMAT = 16
 
 # The executor rows' sums of evidence are kept in millionths, as integers.
 EVIDENCE_SCALE = 1_000_000
