@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 FAULTS = ("slowdown", "error", "reset", "stall")
 
@@ -217,9 +217,36 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
 class _Server(socketserver.ThreadingTCPServer):
-    daemon_threads = True
+    # Its handler threads are joined when it closes (after their connections are shut down):
+    # a keep-alive connection a client pool still holds would leave a thread reading it, and
+    # a later test in the process would see threads it did not start.
+    daemon_threads = False
+    block_on_close = True
     allow_reuse_address = True
     proxy: FaultProxy
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.open: set[socket.socket] = set()
+        self.open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.open_lock:
+            self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.open_lock:
+            self.open.discard(request)
+        super().shutdown_request(request)
+
+    def hang_up(self) -> None:
+        """Shut every open connection down, so that each handler thread returns."""
+        with self.open_lock:
+            open_now = list(self.open)
+        for sock in open_now:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 @contextlib.contextmanager
@@ -237,5 +264,6 @@ def fault_proxy(
         yield f"http://127.0.0.1:{server.server_address[1]}", proxy
     finally:
         server.shutdown()
-        server.server_close()
+        server.hang_up()
+        server.server_close()  # joins the handler threads
         thread.join(10)
