@@ -207,11 +207,12 @@ def diagnose(facts: JobFacts) -> Diagnosis:
     run_ms = replay.run_ms
     cost = replay.without
 
-    prior, mad_prior = job_sigma(timed), job_mad_sigma(timed)
+    executors = len(set(map(_EXECUTOR, facts.tasks)))
+    # The slow-executor rule's yardstick: only where there are executors to compare.
+    prior, mad_prior = job_sigma(timed), job_mad_sigma(timed) if executors > 1 else None
     judged = sum(len(t.ordered) >= th.STAGE_MIN_TASKS for t in timed)
     for times_ in timed:
         times_.prior, times_.mad_prior, times_.judged = prior, mad_prior, judged
-    executors = len(set(map(_EXECUTOR, facts.tasks)))
     seen = comparisons(timed) if executors > 1 else {}
     slow_nodes = slow_executors(timed, seen) if executors > 1 else {}
     result.evidence = evidence(seen, stages) if executors > 1 else {}

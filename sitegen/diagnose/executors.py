@@ -64,7 +64,7 @@ def compare(stage: StageTimes) -> list[tuple[str, Comparison]]:
         ends_of[name or ""].append(end)
     if len(by_executor) < 2:
         return []
-    sigma = robust_sigma(stage.ordered, stage.mad_prior)
+    sigma = robust_sigma(stage)
     medians = {name: median(sorted(took)) for name, took in by_executor.items()}
     ordered = sorted(medians.values())
     others = len(ordered) - 1

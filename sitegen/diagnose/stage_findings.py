@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -43,6 +44,16 @@ class StageTimes:
         """Sort the durations once."""
         self.ordered = sorted(self.took)
         self.median = median(self.ordered) if self.ordered else 0.0
+
+    @functools.cached_property
+    def scale(self) -> tuple[float, float]:
+        """Return the log median and robust sigma (the MAD's) of its durations, measured once."""
+        return log_scale(self.ordered)
+
+    @functools.cached_property
+    def trimmed(self) -> tuple[float, float, int]:
+        """Return ``spread`` of its durations, measured once (the job's pool and its judgment)."""
+        return spread(self.ordered, self.scale)
 
 
 def stage_times(stage: Stage, ends: list[TaskEnd]) -> StageTimes:
@@ -102,23 +113,25 @@ class StageVerdict:
 
 def job_mad_sigma(stages: list[StageTimes]) -> float | None:
     """Return the median of the stages' robust sigmas (stages of at least STAGE_MIN_TASKS)."""
-    found = sorted(log_scale(t.ordered)[1] for t in stages if len(t.ordered) >= th.STAGE_MIN_TASKS)
+    found = sorted(t.scale[1] for t in stages if len(t.ordered) >= th.STAGE_MIN_TASKS)
     return median(found) if found else None
 
 
-def robust_sigma(ordered: list[int], prior: float | None = None) -> float:
+def robust_sigma(stage: StageTimes) -> float:
     """Return a stage's robust sigma (the MAD's), shrunk toward the job's, floored.
 
     The slow-executor rule's yardstick: many tasks of one node are judged, not one slowest.
     """
-    sigma = log_scale(ordered)[1]
+    sigma, prior = stage.scale[1], stage.mad_prior
     if prior is not None:
-        n, k = len(ordered), th.MAD_SHRINK_TASKS
+        n, k = len(stage.ordered), th.MAD_SHRINK_TASKS
         sigma = math.sqrt((n * sigma * sigma + k * prior * prior) / (n + k))
     return max(sigma, th.SIGMA_FLOOR)
 
 
-def spread(ordered: list[int]) -> tuple[float, float, int]:
+def spread(
+    ordered: list[int], scale: tuple[float, float] | None = None
+) -> tuple[float, float, int]:
     """Return a stage's log centre and sigma measured without its slowest tasks, and their df.
 
     The slowest task is the one a straggler test weighs, so it is left out of the yardstick
@@ -129,7 +142,7 @@ def spread(ordered: list[int]) -> tuple[float, float, int]:
     left out.
     """
     logs = [math.log(max(d, 1)) for d in ordered]
-    centre, robust = log_scale(ordered)
+    centre, robust = scale or log_scale(ordered)
     fence = centre + th.OUTLIER_Z * max(robust, th.SIGMA_FLOOR)
     kept = len(logs) - 1
     while kept > 2 and logs[kept - 1] > fence:
@@ -150,7 +163,7 @@ def job_sigma(stages: list[StageTimes]) -> tuple[float, int] | None:
     df = 0
     for times_ in stages:
         if len(times_.ordered) >= th.STAGE_MIN_TASKS:
-            _, sigma, k = spread(times_.ordered)
+            _, sigma, k = times_.trimmed
             ss += sigma * sigma * k
             df += k
     if not df:
@@ -159,7 +172,9 @@ def job_sigma(stages: list[StageTimes]) -> tuple[float, int] | None:
 
 
 def stage_sigma(
-    ordered: list[int], prior: tuple[float, int] | None = None
+    ordered: list[int],
+    prior: tuple[float, int] | None = None,
+    trimmed: tuple[float, float, int] | None = None,
 ) -> tuple[float, float, int]:
     """Return a stage's centre, the sigma it can trust, and the degrees of freedom behind it.
 
@@ -167,7 +182,7 @@ def stage_sigma(
     up to SHRINK_TASKS degrees of freedom from its other stages (four tasks say little about
     a spread), floored.
     """
-    centre, sigma, df = spread(ordered)
+    centre, sigma, df = trimmed or spread(ordered)  # ``spread`` measured already, or now
     lent = 0
     if prior is not None:
         pooled, measured = prior
@@ -193,7 +208,7 @@ def _slow_tasks(times_: StageTimes) -> list[SlowTask]:
     bar = max(med * th.MODERATE, med + th.STRAGGLER_MIN_EXCESS_MS)
     if ordered[-1] < bar:
         return []  # the common case: one comparison per stage
-    centre, sigma, support = stage_sigma(ordered, times_.prior)
+    centre, sigma, support = stage_sigma(ordered, times_.prior, times_.trimmed)
     far_z = th.far_out_z(len(ordered), support, times_.judged)
     least = min(far_z, expected_max(len(ordered)) + th.SKEW_Z)
     bar = max(bar, math.exp(centre + least * sigma))
@@ -271,7 +286,7 @@ def judge_stage(times_: StageTimes) -> StageVerdict:
     label, sid, med = times_.stage.stage_id, times_.stage_id, times_.median
     counts = _stage_rows(times_.stage)
     rows_median = median(counts) if counts else None
-    _, sigma, _ = stage_sigma(times_.ordered, times_.prior)
+    _, sigma, _ = stage_sigma(times_.ordered, times_.prior, times_.trimmed)
     slack = max(th.SKEW_TIME_SLACK, math.exp(th.SKEW_SLACK_SIGMAS * sigma))
     chance = expected_max(len(times_.ordered))
     for task in slow:
