@@ -35,9 +35,7 @@ def _no_client_left() -> Iterator[None]:
     yield
     from sitegen.builder.map import dask_mapper
 
-    for made in dask_mapper._clients.values():
-        made.close()
-    dask_mapper._clients.clear()
+    dask_mapper.close_clients()
 
 
 @dataclass

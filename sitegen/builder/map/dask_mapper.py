@@ -12,6 +12,7 @@ only when a scheduler is given.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import secrets
@@ -212,11 +213,36 @@ def shares_output(dask: Any, staging: Path, timeout: float | None = None) -> boo
     return shared
 
 
+def _let_go(made: Any) -> None:
+    """Close a client and stop its IO loop thread.
+
+    A client that lost its scheduler is "closed" already, and its ``close`` then returns before
+    stopping the thread its loop runs in: a long-lived ``--watch`` kept one such thread per lost
+    scheduler (and a process with other threads may not fork: eventlog/localdir._may_fork).
+    """
+    with contextlib.suppress(Exception):
+        made.close(timeout=5)
+    runner = getattr(made, "_loop_runner", None)  # distributed's own; no public way to stop it
+    if runner is not None:
+        with contextlib.suppress(Exception):
+            runner.stop()
+
+
+def close_clients() -> None:
+    """Let go of every client this process made."""
+    for made in _clients.values():
+        _let_go(made)
+    _clients.clear()
+
+
 def client(address: str) -> Any:
     """Return a client of the scheduler at ``address`` (one per process)."""
-    found = _clients.get(address)
-    if found is not None and found.status == "running":
-        return found
+    found = _clients.pop(address, None)
+    if found is not None:
+        if found.status == "running":
+            _clients[address] = found
+            return found
+        _let_go(found)
     try:
         from distributed import Client
     except ImportError:
