@@ -186,7 +186,7 @@ class StageFigures(msgspec.Struct, frozen=True, gc=False, array_like=True):
     tasks: int
     input_rows: int
     output_rows: int
-    # Tasks of its task list that ended Failed (the payload's last attempt of each task).
+    # Its failed task attempts: TaskEnd records that ended Failed (retries included).
     failed: int = 0
     # Its tasks' durations (ms): median and slowest; None where no task has one.
     task_median_ms: int | None = None
@@ -247,6 +247,9 @@ class JobSummary(msgspec.Struct, gc=False, omit_defaults=True):
     stages: list[StageFigures] = msgspec.field(default_factory=list)
     # Failed task attempts by masked error text (bounded: diagnose.failures.MAX_TASK_PATTERNS).
     task_errors: list[ErrorPattern] = msgspec.field(default_factory=list)
+    # The same by executor, the few most frequent of each (``diagnose.failures.executor_errors``):
+    # the Executors page and ``fleet.json`` pool them across jobs.
+    executor_errors: dict[str, list[ErrorPattern]] = msgspec.field(default_factory=dict)
     # A failed job's first failed task attempt: its error text (None if no attempt failed).
     root_cause: str | None = None
     # Its run time on half, twice and unlimited executors, from a replay (None: no tasks).

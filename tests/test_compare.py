@@ -12,7 +12,7 @@ import sitegen
 from sitegen.examples import EXAMPLE_LOG_DIR
 from sitegen.finding import Finding, FindingKind, FindingSeverity
 from sitegen.render.compare import config_changes, finding_changes
-from tests.helpers.logs import write, write_series
+from tests.helpers.logs import failed_task_end, write, write_series
 
 # The bundled nightly-etl runs, oldest first (NeOQvte failed).
 NIGHTLY = ["g7DfaPu", "YzO5Zlz", "lwMlrsR", "NeOQvte", "q8W07P2", "qBGokU4", "v1w8ozD"]
@@ -146,3 +146,32 @@ def test_config_changes_name_keys_set_on_one_side_only() -> None:
         ("c", "3", None),
         ("d", None, "4"),
     ]
+
+
+def test_failed_attempts_count_retries_the_task_list_hides(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    ids = write_series(logs, "etl", ["2435", "2435"])
+    # The newer run's task 0 of stage 1 failed twice before it succeeded: its stages payload
+    # lists the success only.
+    path = logs / f"{ids[1]}.eventlog"
+    lines = path.read_bytes().splitlines(keepends=True)
+    start = 1_767_225_600_000 + 86_400_000
+    retries = [
+        failed_task_end(1, 0, "executor-1", "lost", (start + 1, start + 2, start + 3 + n))
+        for n in range(2)
+    ]
+    write(path, [*lines[:-1], *retries, lines[-1]])
+    out = tmp_path / "site"
+    sitegen.build(logs, out, workers=1)
+    html = (out / "jobs" / ids[1] / "compare.html").read_text()
+    row = re.search(r'<tr><th scope="row">1</th>(.*?)</tr>', html, re.S)
+    assert row, html
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row.group(1))
+    # Duration, task median and slowest task take 3 cells each; then this run's and the
+    # previous run's failed attempts.
+    assert cells[9:11] == ["2", "0"], cells
+    assert "Failed attempts" in html
+    found = msgspec.json.decode((out / "jobs" / ids[1] / "findings.json").read_bytes())
+    assert found["failed_attempts"] == {"1": 2}
+    before = msgspec.json.decode((out / "jobs" / ids[0] / "findings.json").read_bytes())
+    assert before["failed_attempts"] == {}

@@ -16,6 +16,7 @@ from sitegen.diagnose.diagnosis import diagnose
 from sitegen.diagnose.fleet import FAILING, HEALTHY, SLOW, Cell, FleetExecutor, judge, pool
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
 from sitegen.model import ExecutorStats, JobSummary, is_failed
+from tests.helpers.logs import failed_task_end, job_lines, write
 from tests.helpers.noisy import FleetJob, Plant, Shape, fleet, simulate
 from tests.test_lifecycle import state_rows
 
@@ -186,3 +187,45 @@ def test_a_built_fleet_finds_the_node_that_went_bad_for_a_window(tmp_path: Path)
     assert {e["verdict"] for e in found.values()} == {HEALTHY}, found
     page = (site / "executors" / "index.html").read_text()
     assert "<code>executor-2</code></a>: slow from" in page
+
+
+def test_an_executors_failed_attempts_show_their_errors_and_go_with_their_job(
+    tmp_path: Path,
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    oom = "Out of memory allocating {} bytes <script>alert(1)</script>"
+
+    def job(job_id: str, errors: list[str], day: int) -> None:
+        start = BASE_TIME_MS + day * 86_400_000
+        lines = job_lines(job_id, "etl", start_ms=start, tasks_per_stage=3)
+        failed = [
+            failed_task_end(1, n, "executor-9", text, (start + 10, start + 11, start + 12))
+            for n, text in enumerate(errors)
+        ]
+        write(logs / f"{job_id}.eventlog", [*lines[:-1], *failed, lines[-1]])
+
+    job("first", [oom.format(1024), oom.format(77), oom.format(5)], 0)
+    job("second", [oom.format(9), oom.format(12), "Shuffle fetch failed from 10.0.0.5"], 1)
+    site = tmp_path / "site"
+    build(BuildOptions(logs, site))
+
+    def errors() -> list[tuple[str, int, int]]:
+        body = json.loads((site / "fleet.json").read_text())
+        (bad,) = [e for e in body["executors"] if e["executor_id"] == "executor-9"]
+        return [(x["example"], x["attempts"], x["jobs"]) for x in bad["errors"]]
+
+    found = errors()
+    # Masked, the texts of both jobs' memory errors are one: 5 attempts in 2 jobs, first.
+    assert [(n, j) for _, n, j in found] == [(5, 2), (1, 1)]
+    assert found[0][0] in (oom.format(1024), oom.format(9))
+    assert found[1][0] == "Shuffle fetch failed from 10.0.0.5"
+    page = (site / "executors" / "index.html").read_text()
+    assert "What its failed attempts ended with" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+    # A job gone takes its attempts with it; the sums kept equal a full build of the rest.
+    (logs / "second.eventlog").unlink()
+    build(BuildOptions(logs, site))
+    assert [(n, j) for _, n, j in errors()] == [(3, 1)]
+    build(BuildOptions(logs, tmp_path / "fresh"))
+    assert (site / "fleet.json").read_bytes() == (tmp_path / "fresh" / "fleet.json").read_bytes()

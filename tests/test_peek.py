@@ -18,7 +18,7 @@ from sitegen.eventlog.discover import discover
 from sitegen.eventlog.limits import DEFAULT_LIMITS
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.examples import EXAMPLE_LOG_DIR
-from tests.helpers.logs import job_lines, write
+from tests.helpers.logs import failed_task_end, job_lines, write
 
 
 def mapped(log: LogFile) -> tuple[Run, int] | None:
@@ -78,3 +78,20 @@ def test_a_peek_never_changes_the_log(tmp_path: Path) -> None:
     (log,) = discover(tmp_path / "logs")
     assert peek(DEFAULT_LIMITS, log) is not None
     assert source.read_bytes() == kept.read_bytes()
+
+
+def test_a_peek_counts_failed_attempts_by_stage_as_the_map_step_does(tmp_path: Path) -> None:
+    # A job named Failed (its lines hold the bytes the peek looks for), and a task of stage
+    # 2 that failed twice before it succeeded: the payload lists only its last attempt.
+    lines = job_lines("j1", "Failed", start_ms=1_767_000_000_000, tasks_per_stage=3)
+    retries = [
+        failed_task_end(2, 0, "executor-1", "fetch failed", (1_767_000_000_100, 101, 102 + n))
+        for n in range(2)
+    ]
+    path = write(tmp_path / "j1.eventlog", [*lines[:-1], *retries, lines[-1]])
+    (log,) = discover(tmp_path)
+    found = peek(DEFAULT_LIMITS, log)
+    assert found is not None
+    assert {f.stage_id: f.failed for f in found[1].stages} == {"1": 0, "2": 2}
+    assert (found[0], forecast(*found)) == mapped(log)
+    assert path.read_bytes().count(b'"Failed"') > 2  # the name's bytes were not counted

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from sitegen.diagnose.counting import counting
 from sitegen.diagnose.diagnosis import Diagnosis, diagnose, facts_of
-from sitegen.diagnose.failures import task_error_patterns
-from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.diagnose.failures import executor_errors, task_error_patterns
+from sitegen.diagnose.figures import failed_attempts, job_rows, stage_figures
 from sitegen.diagnose.statuses import EndedStatuses, ended_statuses
 from sitegen.eventlog import dotgraph, payload
 from sitegen.eventlog.dotgraph import JobGraph
@@ -47,7 +47,7 @@ def analyse(read: LogRead, file: str, log_bytes: int = 0) -> JobAnalysis:
     found = diagnose(facts)
     summary = summarize(read, file)
     summary.log_bytes = log_bytes
-    summary.stages = stage_figures(stages)
+    summary.stages = stage_figures(stages, failed_attempts(read.tasks))
     summary.input_rows, summary.output_rows = job_rows(summary.stages, facts.stage_edges)
     summary.counting = counting(stages, facts.stage_edges, summary.job_status)
     summary.findings = found.findings
@@ -103,4 +103,5 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         task_errors=(
             task_error_patterns((t.status for t in read.tasks), idx.job_id) if failed_tasks else []
         ),
+        executor_errors=executor_errors(read.tasks, idx.job_id) if failed_tasks else {},
     )

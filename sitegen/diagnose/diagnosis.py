@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -312,12 +313,15 @@ def findings_json(
     what: WhatIf | None = None,
     regression: Finding | None = None,
     counting: str | None = None,
+    failed_attempts: Mapping[str, int] | None = None,
 ) -> bytes:
     """Return ``jobs/<job_id>/findings.json``: every finding its page shows, and the what-if.
 
     ``regression`` is the run's regression (from the other runs of its name), listed with
     the job's own findings, most severe first. ``counting``: how its log counts rows
-    (diagnose.counting), for the compare page that pairs any two runs in the browser.
+    (diagnose.counting), and ``failed_attempts`` each stage's failed attempts (of the stages
+    with any), for the compare page that pairs any two runs in the browser (the ``/api``
+    stages list each task's last attempt only).
     """
     listed = most_severe_first([*findings, regression]) if regression else findings
     data: dict[str, object] = {"job_id": job_id, "findings": listed}
@@ -325,6 +329,8 @@ def findings_json(
         data["what_if"] = what.as_json()
     if counting is not None:
         data["counting"] = counting
+    if failed_attempts is not None:
+        data["failed_attempts"] = dict(failed_attempts)
     return msgspec.json.encode(data)
 
 

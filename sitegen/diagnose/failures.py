@@ -10,11 +10,15 @@ import msgspec
 
 from sitegen.diagnose.masking import cause, clip, mask
 from sitegen.eventlog.payload import task_status
+from sitegen.eventlog.schema import TaskEnd
 from sitegen.model import FAILED_JOB_STATUSES, ErrorPattern, JobSummary, is_failed
 
 # A job keeps at most this many distinct task error patterns (a bad UDF fails 800,000 tasks
 # with one text; garbage could give each its own): the rest are counted in the last one kept.
 MAX_TASK_PATTERNS = 20
+# Per executor, a job keeps its few most frequent patterns: the Executors page shows what an
+# executor's attempts failed with, not every text (the Failures page has them all).
+EXECUTOR_PATTERNS = 3
 # ``failures.json`` names a group's newest jobs, at most this many (it counts them all): a
 # group as old as the history would otherwise make every change to it rewrite megabytes.
 JOBS_IN_JSON = 1000
@@ -54,6 +58,29 @@ def task_error_patterns(statuses: Iterable[Any], job_id: str = "") -> list[Error
         last = patterns[-1]
         patterns[-1] = ErrorPattern(last.pattern, last.count + overflow, last.example)
     return patterns
+
+
+class ExecutorError(NamedTuple):
+    """One masked error text an executor's failed attempts ended with, over the published jobs."""
+
+    pattern: str
+    example: str
+    attempts: int
+    jobs: int
+
+
+def executor_errors(tasks: Iterable[TaskEnd], job_id: str = "") -> dict[str, list[ErrorPattern]]:
+    """Count one job's failed attempts by executor and masked text, the most frequent first."""
+    failed: dict[str, list[Any]] = {}
+    for task in tasks:
+        if is_failed(task.status):
+            failed.setdefault(task.executor_id, []).append(task.status)
+    return {
+        executor: sorted(task_error_patterns(statuses, job_id), key=lambda p: -p.count)[
+            :EXECUTOR_PATTERNS
+        ]
+        for executor, statuses in sorted(failed.items())
+    }
 
 
 class FailureRow(NamedTuple):

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sitegen.eventlog import payload
 from sitegen.eventlog.payload import Stage
-from sitegen.model import StageFigures
+from sitegen.eventlog.schema import TaskEnd
+from sitegen.model import StageFigures, is_failed
 
 
-def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:
-    """Return each stage's wall time (first task start to last task end), tasks and rows."""
+def failed_attempts(tasks: Iterable[TaskEnd]) -> dict[str, int]:
+    """Count each stage's failed task attempts (its TaskEnd records that ended Failed)."""
+    counts: dict[str, int] = {}
+    for task in tasks:
+        if is_failed(task.status):
+            stage = str(task.stage_id)
+            counts[stage] = counts.get(stage, 0) + 1
+    return counts
+
+
+def stage_figures(stages: Sequence[Stage], failed: Mapping[str, int]) -> list[StageFigures]:
+    """Return each stage's wall time (first task start to last task end), tasks and rows.
+
+    ``failed``: each stage's failed attempts (``failed_attempts``): a task retried until it
+    succeeded is no failed task in the payload, but its failed attempts count.
+    """
     figures = []
     for stage in stages:
         first = last = None
@@ -24,7 +39,6 @@ def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:
         durations = sorted(
             d for t in stage.task_list if (d := payload.task_duration(t)) is not None and d >= 0
         )
-        failed = sum(1 for t in stage.task_list if payload.task_status(t.status).failed)
         figures.append(
             StageFigures(
                 stage.stage_id,
@@ -32,7 +46,7 @@ def stage_figures(stages: Sequence[Stage]) -> list[StageFigures]:
                 len(stage.task_list),
                 stage.input_rows or 0,
                 stage.output_rows or 0,
-                failed,
+                failed.get(stage.stage_id, 0),
                 durations[(len(durations) - 1) // 2] if durations else None,
                 durations[-1] if durations else None,
             )

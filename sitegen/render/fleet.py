@@ -7,13 +7,14 @@ from typing import Any
 
 import msgspec
 
+from sitegen.diagnose.failures import ExecutorError
 from sitegen.diagnose.fleet import FAILING, SLOW, FleetExecutor
 from sitegen.text.formatting import duration, plural, timestamp
 
 _encode = msgspec.json.Encoder().encode
 
 
-def executor_json(e: FleetExecutor) -> dict[str, Any]:
+def executor_json(e: FleetExecutor, errors: Sequence[ExecutorError] = ()) -> dict[str, Any]:
     """Return one executor's object of ``fleet.json``'s ``executors``."""
     return {
         "executor_id": e.executor_id,
@@ -29,19 +30,26 @@ def executor_json(e: FleetExecutor) -> dict[str, Any]:
         "window_jobs": e.window_jobs,
         "window_slowness": e.window_ratio if e.verdict == SLOW else None,
         "cost_ms": e.cost_ms if e.verdict == SLOW else None,
+        "errors": [
+            {"pattern": x.pattern, "example": x.example, "attempts": x.attempts, "jobs": x.jobs}
+            for x in errors
+        ],
     }
 
 
 def fleet_json(
-    executors: Sequence[FleetExecutor], schedulers: Sequence[Mapping[str, Any]]
+    executors: Sequence[FleetExecutor],
+    schedulers: Sequence[Mapping[str, Any]],
+    errors: Mapping[str, Sequence[ExecutorError]],
 ) -> bytes:
     """Return ``fleet.json``: every executor and its verdict, and every scheduler.
 
     The one writer of the file: the executors come from the fleet verdict, the schedulers
-    (``scheduler``, ``jobs``, ``failed``, ``first``, ``last``) from the jobs' schedulers.
+    (``scheduler``, ``jobs``, ``failed``, ``first``, ``last``) from the jobs' schedulers;
+    ``errors``: each executor's most frequent errors of its failed attempts.
     """
     body = {
-        "executors": [executor_json(e) for e in executors],
+        "executors": [executor_json(e, errors.get(e.executor_id, ())) for e in executors],
         "schedulers": list(schedulers),
     }
     return _encode(body) + b"\n"

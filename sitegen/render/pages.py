@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from sitegen.diagnose.analysis import JobAnalysis
 from sitegen.diagnose.diagnosis import findings_json
+from sitegen.diagnose.failures import ExecutorError
 from sitegen.diagnose.fleet import HEALTHY, FleetExecutor
 from sitegen.diagnose.recurring import RunContext
 from sitegen.diagnose.replanned import DROPPED, stages_named
@@ -45,6 +46,8 @@ from sitegen.text.htmlsafe import esc
 from sitegen.text.shorten import Whole
 
 JOBS_PER_EXECUTOR = 50
+# The most frequent errors of an executor's failed attempts the page and fleet.json show.
+ERRORS_PER_EXECUTOR = 5
 # What the page comparing any two runs puts in its file patterns where a job id goes.
 COMPARE_ID = "__ID__"
 
@@ -59,6 +62,8 @@ class ExecutorRow:
     busy_ms: int = 0
     job_count: int = 0
     jobs: list[tuple[JobSummary, int, int, int]] = field(default_factory=list)
+    # What its failed attempts ended with, the most frequent first.
+    errors: list[ExecutorError] = field(default_factory=list)
 
 
 # Compiling the templates costs more than rendering a job's pages. Each process keeps its
@@ -277,7 +282,14 @@ class PageRenderer:
         regression = context.regression if context else None
         writer.write(
             urls.findings_file(job_id),
-            findings_json(job_id, summary.findings, summary.what_if, regression, summary.counting),
+            findings_json(
+                job_id,
+                summary.findings,
+                summary.what_if,
+                regression,
+                summary.counting,
+                {f.stage_id: f.failed for f in summary.stages if f.failed},
+            ),
         )
         writer.write(
             urls.trace_file(job_id),

@@ -1,7 +1,8 @@
 // Any two runs side by side (compare/?a=<id>&b=<id>): both runs' /api stages and config and
 // their findings.json, read from the site itself. The figures follow render/compare.py and
 // diagnose/figures.py: a stage's duration from its first task's start to its last task's end,
-// its tasks' median and slowest duration, failed tasks, rows (0 where tasks ran: not
+// its tasks' median and slowest duration, failed attempts (findings.json: the /api stages list
+// only each task's last attempt), rows (0 where tasks ran: not
 // recorded; across Ballista #2435's counting change: not comparable). Text goes in as text.
 "use strict";
 (function () {
@@ -64,10 +65,7 @@
     if (d == null && t.start_exec_time != null) d = t.end_exec_time - t.start_exec_time;
     return d;
   }
-  function failed(t) {
-    return !!t && t.status !== null && typeof t.status === "object" && "Failed" in t.status;
-  }
-  function figures(payload) {
+  function figures(payload, failedAttempts) {
     var out = [];
     (payload.stages || []).forEach(function (s) {
       var tasks = (s.tasks || []).filter(Boolean), first = null, last = null, ds = [];
@@ -86,7 +84,7 @@
         ms: first !== null ? last - first : 0,
         median: ds.length ? ds[Math.floor((ds.length - 1) / 2)] : null,
         max: ds.length ? ds[ds.length - 1] : null,
-        failed: tasks.filter(failed).length,
+        failed: (failedAttempts || {})[String(s.stage_id)] || 0,
         input: s.input_rows || 0, output: s.output_rows || 0
       });
     });
@@ -115,8 +113,8 @@
     var now = both[0], before = both[1];
     var comparable = now[2].counting === before[2].counting;
     var earlier = {};
-    figures(before[0]).forEach(function (s) { earlier[s.id] = s; });
-    var pairs = figures(now[0]).map(function (s) { var p = [s, earlier[s.id] || null]; delete earlier[s.id]; return p; });
+    figures(before[0], before[2].failed_attempts).forEach(function (s) { earlier[s.id] = s; });
+    var pairs = figures(now[0], now[2].failed_attempts).map(function (s) { var p = [s, earlier[s.id] || null]; delete earlier[s.id]; return p; });
     Object.keys(earlier).forEach(function (k) { pairs.push([null, earlier[k]]); });
     var body = $("compare-stages").tBodies[0];
     pairs.forEach(function (p) {

@@ -18,17 +18,20 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+import msgspec
+
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.schema import run_source
 from sitegen.diagnose.analysis import summarize
 from sitegen.diagnose.counting import counting
-from sitegen.diagnose.figures import job_rows, stage_figures
+from sitegen.diagnose.figures import failed_attempts, job_rows, stage_figures
 from sitegen.diagnose.recurring import Run
 from sitegen.eventlog import dotgraph, payload, schema
 from sitegen.eventlog.limits import LogLimits
 from sitegen.eventlog.logfiles import LogFile
 from sitegen.eventlog.rawlog import HeldLog, hold_log, reads
 from sitegen.eventlog.reader import TASK_END_PREFIX, LogRead, open_log
+from sitegen.eventlog.schema import TaskEnd
 from sitegen.model import Classification, JobSummary
 
 # A peeked run: as ``Run.of`` makes it from the map's summary and digest, and the summary's
@@ -101,11 +104,11 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
         held = hold_log(log.path, log.size, limits)
         if held is not None:
             digest = pass_on(log, held)  # a running log too: the map step reads it whole
-            last, tasks = _last_line([held.plain], limits.max_line_bytes)
+            last, tasks, failed = _last_line([held.plain], limits.max_line_bytes)
         else:
             digest = ""
             with open_log(log.path, limits) as stream:
-                last, tasks = _last_line(reads(stream), limits.max_line_bytes)
+                last, tasks, failed = _last_line(reads(stream), limits.max_line_bytes)
         if not last.startswith(b'{"ev":"JobEnd"'):
             return None
         end = schema.JOB_END_RECORD_DECODER.decode(last).data
@@ -117,24 +120,26 @@ def peek(limits: LogLimits, log: LogFile) -> Peeked | None:
     read = LogRead(log.path, Classification.COMPLETED, job_end=end, config=config)
     summary = summarize(read, log.key)
     summary.tasks = tasks
-    summary.stages = stage_figures(stages)
+    summary.stages = stage_figures(stages, failed)
     summary.input_rows, summary.output_rows = job_rows(summary.stages, edges)
     summary.counting = counting(stages, edges, summary.job_status)
     digest = digest or log_digest(log.path, None if held is None else held.stored)
     return Run.of(summary, run_source(digest, log.key)), summary
 
 
-def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int]:
-    """Return the last line of the bytes (no line end) and how many lines are TaskEnd records.
+def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int, dict[str, int]]:
+    """Return the last line (no line end), the TaskEnd records, and failed attempts by stage.
 
     A line longer than ``max_line`` raises ``ValueError``: the reader refuses it too, and the
     line kept growing chunk by chunk would be copied again with each one (a hostile log's
     256 MiB line took the peek minutes).
 
     Counted by their prefix, as the reader's fast path knows them: a TaskEnd of another
-    spelling is not counted, and the map step's count then tells the run otherwise.
+    spelling is not counted, and the map step's count then tells the run otherwise. Only the
+    lines holding ``"Failed"`` are decoded (failed attempts are few).
     """
     count = 0
+    failing: list[TaskEnd] = []
     last = b""
     pending: list[bytes] = []  # the line not ended yet, in pieces: joined once it ends
     held = 0
@@ -149,11 +154,36 @@ def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int]:
         whole = b"".join([*pending, chunk[:cut]])
         pending, held = [chunk[cut:]], len(chunk) - cut
         count += whole.startswith(TASK_END_PREFIX) + whole.count(b"\n" + TASK_END_PREFIX)
+        if _FAILED in whole:
+            _tasks_failing(whole, failing)
         lines = whole.rstrip(b"\r\n")
         if lines:
             last = lines[lines.rfind(b"\n") + 1 :]
     rest = b"".join(pending)
     if rest.strip():  # a last line with no line end
         count += rest.startswith(TASK_END_PREFIX)
+        _tasks_failing(rest, failing)
         last = rest
-    return last.rstrip(b"\r"), count
+    return last.rstrip(b"\r"), count, failed_attempts(failing)
+
+
+# A failed attempt's status is ``{"Failed":…}``: a line without these bytes holds none. Other
+# text may hold them too: each TaskEnd line found is decoded, and judged as the map step does.
+_FAILED = b'"Failed"'
+
+
+def _tasks_failing(lines: bytes, found: list[TaskEnd]) -> None:
+    """Add the TaskEnd records of whole ``lines`` that may have failed (they say "Failed")."""
+    at = lines.find(_FAILED)
+    while at >= 0:
+        begin = lines.rfind(b"\n", 0, at) + 1
+        end = lines.find(b"\n", at)
+        end = len(lines) if end < 0 else end
+        if lines.startswith(TASK_END_PREFIX, begin):
+            try:
+                task = schema.TASK_END_RECORD_DECODER.decode(lines[begin:end]).data
+            except msgspec.DecodeError:
+                task = None  # the map step says what is wrong with it
+            if task is not None:
+                found.append(task)
+        at = lines.find(_FAILED, end)

@@ -17,6 +17,7 @@ from sitegen.builder.reduce.schedulers import reduce_schedulers
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights
+from sitegen.diagnose.failures import ExecutorError
 from sitegen.diagnose.fleet import FleetExecutor, judge
 from sitegen.finding import Finding
 from sitegen.model import JobSummary, Problem, RunningJob
@@ -43,7 +44,12 @@ from sitegen.render.listing import (
     span_end,
     span_records,
 )
-from sitegen.render.pages import JOBS_PER_EXECUTOR, ExecutorRow, PageRenderer
+from sitegen.render.pages import (
+    ERRORS_PER_EXECUTOR,
+    JOBS_PER_EXECUTOR,
+    ExecutorRow,
+    PageRenderer,
+)
 from sitegen.render.schedulers import SchedulerRow, fleet_schedulers
 
 
@@ -94,8 +100,9 @@ def reduce(
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write_chunks(rel, chunks)
     fleet = judge_fleet(state)
-    pages.executors_page(writer, _executors(state), fleet)
-    writer.write(urls.FLEET_JSON, fleet_json(fleet, fleet_schedulers(ran.every)))
+    errors = state.executor_errors(ERRORS_PER_EXECUTOR)
+    pages.executors_page(writer, _executors(state, errors), fleet)
+    writer.write(urls.FLEET_JSON, fleet_json(fleet, fleet_schedulers(ran.every), errors))
     held |= pages.site_pages(writer, running, problems, state.site_files())
     held |= _trends(state, writer, pages, records, extra, before, signatures)
     for name, text in hosting.site_files().items():
@@ -338,10 +345,10 @@ def _summaries(state: State, jobs: list[Listed]) -> list[JobSummary]:
     return [found[j[0]] for j in jobs]
 
 
-def _executors(state: State) -> list[ExecutorRow]:
+def _executors(state: State, errors: Mapping[str, list[ExecutorError]]) -> list[ExecutorRow]:
     """Return the executors page's rows: totals by SQL, each executor's newest jobs decoded."""
     rows = [
-        ExecutorRow(executor, tasks, failed, busy, count)
+        ExecutorRow(executor, tasks, failed, busy, count, errors=errors.get(executor, []))
         for executor, tasks, failed, busy, count in state.executors()
     ]
     newest = {

@@ -14,6 +14,7 @@ from sitegen.builder.state.schema import (
     marks,
     within,
 )
+from sitegen.diagnose.failures import ExecutorError
 from sitegen.diagnose.fleet import Cell
 from sitegen.model import JobSummary
 
@@ -84,6 +85,23 @@ class ReduceQueries(Base):
             (executor_id, keep),
         )
         return rows.fetchall()
+
+    def executor_errors(self, keep: int) -> dict[str, list[ExecutorError]]:
+        """Return each executor's ``keep`` most frequent errors of its failed attempts.
+
+        Over the published jobs, from the totals the triggers keep (a row per executor and
+        masked text: masking folds ids and numbers, so they are few).
+        """
+        found: dict[str, list[ExecutorError]] = {}
+        rows = self.db.execute(
+            "SELECT executor_id, pattern, example, attempts, jobs FROM executor_error_total "
+            "WHERE jobs > 0 ORDER BY executor_id, attempts DESC, pattern"
+        )
+        for executor_id, pattern, example, attempts, jobs in rows:
+            kept = found.setdefault(executor_id, [])
+            if len(kept) < keep:
+                kept.append(ExecutorError(pattern, example, attempts, jobs))
+        return found
 
     def executor_cells(self) -> dict[str, list[Cell]]:
         """Return each executor's evidence over the published jobs by hour, in time order."""

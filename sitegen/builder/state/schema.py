@@ -34,7 +34,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # each job's scheduler with their totals.
 # 16: each summary's config and its stages' task median, slowest task and failed tasks, for
 # the compare pages.
-FORMAT = 16
+# 17: each job's failed attempts by executor and error pattern (the Executors page), and its
+# stages' failed attempts (not tasks) for the compare pages.
+FORMAT = 17
 
 # The executor rows' sums of evidence are kept in millionths, as integers.
 EVIDENCE_SCALE = 1_000_000
@@ -320,6 +322,49 @@ WHEN NEW.published <> OLD.published BEGIN
     INSERT INTO flag_total VALUES (NEW.executor_id, 0) ON CONFLICT DO NOTHING;
     UPDATE flag_total SET jobs = jobs + iif(NEW.published, 1, -1)
     WHERE executor_id = NEW.executor_id;
+END;
+-- Each job's failed attempts by executor and masked error text (its few most frequent:
+-- failures.EXECUTOR_PATTERNS), and their totals over the published jobs, kept by triggers:
+-- the Executors page and fleet.json say what each executor's attempts failed with.
+CREATE TABLE executor_error(
+    key TEXT NOT NULL,
+    executor_id TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    example TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    published INTEGER NOT NULL
+);
+CREATE INDEX executor_error_key ON executor_error(key);
+CREATE TABLE executor_error_total(
+    executor_id TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    example TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    jobs INTEGER NOT NULL,
+    PRIMARY KEY (executor_id, pattern)
+);
+CREATE TRIGGER executor_error_in AFTER INSERT ON executor_error WHEN NEW.published BEGIN
+    INSERT INTO executor_error_total VALUES (NEW.executor_id, NEW.pattern, NEW.example,
+        NEW.attempts, 1)
+    ON CONFLICT (executor_id, pattern) DO UPDATE SET attempts = attempts + excluded.attempts,
+        jobs = jobs + 1;
+END;
+CREATE TRIGGER executor_error_out AFTER DELETE ON executor_error WHEN OLD.published BEGIN
+    UPDATE executor_error_total SET attempts = attempts - OLD.attempts, jobs = jobs - 1
+    WHERE executor_id = OLD.executor_id AND pattern = OLD.pattern;
+    DELETE FROM executor_error_total
+    WHERE executor_id = OLD.executor_id AND pattern = OLD.pattern AND jobs = 0;
+END;
+CREATE TRIGGER executor_error_flip AFTER UPDATE OF published ON executor_error
+WHEN NEW.published <> OLD.published BEGIN
+    INSERT INTO executor_error_total VALUES (NEW.executor_id, NEW.pattern, NEW.example, 0, 0)
+        ON CONFLICT DO NOTHING;
+    UPDATE executor_error_total SET
+        attempts = attempts + iif(NEW.published, NEW.attempts, -NEW.attempts),
+        jobs = jobs + iif(NEW.published, 1, -1)
+    WHERE executor_id = NEW.executor_id AND pattern = NEW.pattern;
+    DELETE FROM executor_error_total
+    WHERE executor_id = NEW.executor_id AND pattern = NEW.pattern AND jobs = 0;
 END;
 CREATE TABLE site_file(path TEXT PRIMARY KEY);
 -- The finished logs a build saw as <id>.eventlog.running before (Ballista #2405 renames a

@@ -124,6 +124,7 @@ class Writes(Base):
         # five statements of its own, the largest share of the main process's work.
         self.forget([p.key for p in puts if p.known])
         logs, blobs, failures, flags, executors, tables = [], [], [], [], [], []
+        errors: list[tuple[str, str, str, str, int, int]] = []
         for put in puts:
             key, outcome, published = put.key, put.outcome, int(put.published)
             summary, row = outcome.summary, outcome.row
@@ -158,6 +159,11 @@ class Writes(Base):
                 )
                 for e, s in summary.executors.items()
             ]
+            errors += [
+                (key, e, p.pattern, p.example, p.count, published)
+                for e, patterns in summary.executor_errors.items()
+                for p in patterns
+            ]
         self.db.executemany("INSERT INTO log VALUES (" + ",".join("?" * 31) + ")", logs)
         self.db.executemany("INSERT INTO blob VALUES (?,?,?)", blobs)
         if failures:
@@ -169,6 +175,8 @@ class Writes(Base):
             self._failures_changed()
         self.db.executemany("INSERT INTO flag VALUES (?,?,?,?,?)", flags)
         self.db.executemany("INSERT INTO executor VALUES (" + ",".join("?" * 14) + ")", executors)
+        if errors:
+            self.db.executemany("INSERT INTO executor_error VALUES (?,?,?,?,?,?)", errors)
         # A job mapped again keeps its segment (its files are rewritten: stale), so that an
         # incremental build lays the files out as a full build of the same logs does.
         self.db.executemany(
@@ -181,7 +189,7 @@ class Writes(Base):
         """Remove logs that are gone (or about to be recorded afresh)."""
         rows = [(k,) for k in keys]
         self.db.executemany("DELETE FROM log WHERE key = ?", rows)
-        for table in ("blob", "executor", "failure", "flag"):
+        for table in ("blob", "executor", "executor_error", "failure", "flag"):
             cursor = self.db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
             if table == "failure" and cursor.rowcount > 0:
                 self._failures_changed()
@@ -194,7 +202,7 @@ class Writes(Base):
     def set_published(self, changes: Iterable[tuple[str, bool]]) -> None:
         """Record which reused logs are on the site now."""
         rows = [(int(p), k) for k, p in changes]
-        for table in ("log", "executor", "failure", "flag"):
+        for table in ("log", "executor", "executor_error", "failure", "flag"):
             cursor = self.db.executemany(f"UPDATE {table} SET published = ? WHERE key = ?", rows)
             if table == "failure" and cursor.rowcount > 0:
                 self._failures_changed()
