@@ -149,6 +149,17 @@ def test_modules_import_each_other_in_one_direction() -> None:
         pytest.fail(f"modules import each other: {' -> '.join(exc.args[1])}")
 
 
+def test_the_build_state_imports_neither_analysis_nor_rendering() -> None:
+    # docs/code-layout.md: the map step hands the state finished rows; it computes none.
+    found = [
+        f"{i.module} (line {i.line}) imports {i.name} from {i.target}"
+        for i in EVERY_IMPORT
+        if i.module.startswith("sitegen.builder.state")
+        and i.target.startswith(("sitegen.diagnose", "sitegen.render", "sitegen.svg"))
+    ]
+    assert found == []
+
+
 def test_modules_stay_within_the_sizes_the_layout_doc_promises() -> None:
     # docs/code-layout.md, "Module size": 600 lines a module (the seeded generator aside), and a
     # command line that only wires options.

@@ -11,6 +11,7 @@ import pytest
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.reduce.days import SchedulerScope
 from sitegen.eventlog.reader import read_log
 from sitegen.render import urls
 from sitegen.render.listing import PAGE_CAPACITY
@@ -234,3 +235,47 @@ def test_a_schedulers_id_is_log_text_escaped_everywhere(tmp_path: Path) -> None:
     assert urls.scheduler_dir(name).startswith("schedulers/b-x-b-1-")
     fleet = json.loads((site / "fleet.json").read_bytes())
     assert name in [s["scheduler"] for s in fleet["schedulers"]]
+
+
+def test_a_change_to_a_schedulers_jobs_cuts_again_only_its_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    east, west = tmp_path / "east", tmp_path / "west"
+    # East: 40 jobs on each of three days, each day one archive page; the newest page lists
+    # day 12's, day 11's and day 10's newest 20. West: one job.
+    for day in (10, 11, 12):
+        for n in range(40):
+            start = day * DAY + 3_600_000 + n * 60_000
+            # A name each: no run has runs before it, so no regression comes or goes.
+            _log(east, f"e{day}-{n:02d}", start, name=f"q{day}-{n}", stages=1, tasks_per_stage=1)
+    _log(west, "w-1", 11 * DAY, name="west-q", stages=1, tasks_per_stage=1)
+    site = _build(tmp_path, east, west)
+    pages = {p.name: p.stat().st_mtime_ns for p in (site / urls.scheduler_dir("east")).iterdir()}
+    assert len(pages) == 4  # the newest jobs, and a page per day
+    spans: list[tuple[int, int]] = []
+    listed = SchedulerScope.listed
+
+    def counted(self: SchedulerScope, begin: int, end: int) -> list[tuple[str, int, str]]:
+        spans.append((begin, end))
+        return listed(self, begin, end)
+
+    monkeypatch.setattr(SchedulerScope, "listed", counted)
+    # A job older than any of day 10's: only day 10's page changes.
+    _log(east, "e10-early", 10 * DAY + 60_000, name="early", stages=1, tasks_per_stage=1)
+    build(BuildOptions(log_dirs=(east, west), output=site, workers=1))
+    assert spans and all(b >= 10 * DAY and e <= 11 * DAY for b, e in spans), spans
+    now = {p.name: p.stat().st_mtime_ns for p in (site / urls.scheduler_dir("east")).iterdir()}
+    assert [name for name in now if now[name] != pages.get(name)] == ["1970-01-11.html"]
+    # A job of day 11 gone: its day's page and the newest page change; the site is the one
+    # a clean build makes.
+    spans.clear()
+    (east / "e11-05.eventlog").unlink()
+    build(BuildOptions(log_dirs=(east, west), output=site, workers=1))
+    assert spans and all(b >= 11 * DAY and e <= 12 * DAY for b, e in spans), spans
+    clean = tmp_path / "clean"
+    build(BuildOptions(log_dirs=(east, west), output=clean, workers=1))
+    ours = sorted(p.relative_to(site) for p in (site / urls.SCHEDULERS_DIR).rglob("*.html"))
+    theirs = sorted(p.relative_to(clean) for p in (clean / urls.SCHEDULERS_DIR).rglob("*.html"))
+    assert ours == theirs and len(ours) == 5
+    for rel in ours:
+        assert (site / rel).read_bytes() == (clean / rel).read_bytes(), rel

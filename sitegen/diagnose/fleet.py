@@ -185,13 +185,18 @@ def judge(
     return result
 
 
+def hour_of(start: int) -> int:
+    """Return the start of the hour a job started in (ms): the cell its evidence pools in."""
+    return start // HOUR_MS * HOUR_MS
+
+
 def cells_of(
     jobs: Iterable[tuple[int, Mapping[str, ExecutorStats], Mapping[str, Evidence]]],
 ) -> dict[str, list[Cell]]:
     """Pool jobs' ``(start_time, executors, evidence)`` into each executor's hourly cells."""
     sums: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0] * 9)
     for start, executors, found in jobs:
-        hour = start // HOUR_MS * HOUR_MS
+        hour = hour_of(start)
         for name, stats in executors.items():
             e = found.get(name, Evidence())
             row = sums[name, hour]

@@ -21,6 +21,7 @@ from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.records import LogOutcome, LogRow
 from sitegen.diagnose.analysis import JobAnalysis, analyse
 from sitegen.diagnose.failures import failure_rows
+from sitegen.diagnose.fleet import hour_of
 from sitegen.diagnose.insights import ranked
 from sitegen.diagnose.recurring import RunContext, failed, succeeded
 from sitegen.errors import SitegenError
@@ -70,6 +71,7 @@ def state_row(summary: JobSummary) -> LogRow:
         cost_ms=figures.cost_ms,
         listed=api.list_entry(summary),
         failures=list(failure_rows(summary)),
+        hour=hour_of(summary.start_time),
     )
 
 

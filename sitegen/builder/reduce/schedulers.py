@@ -2,29 +2,31 @@
 
 A site built from several schedulers' logs (several ``--event-log-dir``s, or logs whose
 JobStart names its ``scheduler_id``) lists each scheduler's jobs on pages of their own, the
-filter of the jobs list: its newest jobs, then archive pages cut by UTC span as the whole
-list's are (``listing.archive_pages``), so a page's name depends only on the jobs in its span.
+filter of the jobs list: its newest jobs, then archive pages cut by UTC day and span as the
+whole list's are (``reduce/days.py``), so a page's name depends only on the jobs in its span.
 
 Cost follows the change: the state counts each scheduler's jobs and the changes to them
 (``scheduler_total``); a scheduler none of whose jobs changed (nor the regressions of its
 jobs, nor the set of schedulers) keeps its pages and its time range as recorded, with no
-query of its jobs. A changed one reads its jobs' ``(id, start, digest)`` rows by index and
-renders only the pages whose signature changed.
+query of its jobs. A changed one cuts again only the spans its changed jobs started in (it
+keeps what each of its days was cut into) and renders only the pages whose signature changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import NamedTuple
 
 import msgspec
 
+from sitegen.builder.reduce.days import Days, SchedulerScope
+from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.finding import Finding
 from sitegen.model import JobSummary
 from sitegen.publish.writer import SiteWriter
 from sitegen.render import urls
-from sitegen.render.listing import PAGE_CAPACITY, Listed, ListPage, archive_pages, signature
+from sitegen.render.listing import PAGE_CAPACITY, Listed, signature
 from sitegen.render.pages import PageRenderer
 from sitegen.render.schedulers import SchedulerRow
 
@@ -46,6 +48,17 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(_Kept).decode
 
 
+class Changes(NamedTuple):
+    """What the reduce knows of this build's changes, for the schedulers' pages."""
+
+    # The reduce step's findings (regressions) by job id.
+    extra: Mapping[str, Finding]
+    # What each page was made of when last written (the state's list_page rows).
+    before: Mapping[str, str]
+    # The start times of the jobs that came, went or changed (None: any may have).
+    moments: Collection[int] | None
+
+
 class Schedulers(NamedTuple):
     """The site's schedulers (``every``), those its pages name (``named``), and their files."""
 
@@ -58,17 +71,18 @@ def reduce_schedulers(
     state: State,
     writer: SiteWriter,
     pages: PageRenderer,
-    extra: Mapping[str, Finding],
-    before: Mapping[str, str],
+    changes: Changes,
     after: dict[str, str],
 ) -> Schedulers:
     """Write the schedulers' jobs lists that changed and ``fleet.json``; return the schedulers.
 
     The pages name the schedulers only when there are several: with one, none is written.
     """
+    extra, before = changes.extra, changes.before
     totals = state.schedulers()
     names = [name for name, *_ in totals]
     several = len(totals) > 1
+    state.keep_scheduler_days(names if several else [])
     by_scheduler: dict[str, list[Finding]] = {}
     if several and extra:
         for job_id, name in sorted(state.schedulers_of(sorted(extra)).items()):
@@ -99,7 +113,7 @@ def reduce_schedulers(
         every[at] = SchedulerRow(name, jobs, failed, first, last)
         made = []
         if several:
-            made = _write_pages(state, writer, pages, name, named, extra, before, after)
+            made = _write_pages(state, writer, pages, name, named, changes, after)
         files.update(made)
         made_of = signature(version, names if several else [], by_scheduler.get(name, []))
         after[_RECORD + name] = _encode(_Kept(made_of, first, last, made)).decode()
@@ -112,39 +126,54 @@ def _write_pages(
     pages: PageRenderer,
     name: str,
     named: list[SchedulerRow],
-    extra: Mapping[str, Finding],
-    before: Mapping[str, str],
+    changes: Changes,
     after: dict[str, str],
 ) -> list[str]:
-    """Write one scheduler's jobs list pages that changed; return all its files."""
-    listed = state.scheduler_listed(name)
-    archive = archive_pages(listed)
+    """Write one scheduler's jobs list pages that changed; return all its files.
+
+    Its days are cut again where ``changes.moments`` fall (every day the first time), as the
+    whole list's are (``reduce/days.py``): a new log costs a few queries at any size.
+    """
+    days = Days(SchedulerScope(state, name), changes.extra)
+    newest = state.scheduler_newest(name, PAGE_CAPACITY + 1)
+    archived = len(newest) > PAGE_CAPACITY
+    if not archived:
+        days.forget_all()  # one page holds every job of it
+    elif not days.stored or changes.moments is None:
+        for day in state.scheduler_published_days(name):
+            days.refresh(day)
+    else:
+        by_day: dict[int, list[int]] = {}
+        for moment in changes.moments:
+            by_day.setdefault(moment // DAY_MS, []).append(moment)
+        for day, moments in sorted(by_day.items()):
+            days.refresh(day, moments)
+    archive = days.pages()
     spans = [p.name for p in archive]
     # Its newest page's "older" is the archive page of the next job, as the front page's.
-    older = _page_holding(archive, listed[PAGE_CAPACITY]) if archive else None
-    plan: list[tuple[ListPage | None, list[Listed], str | None, str | None]] = [
-        (None, listed[:PAGE_CAPACITY], None, older)
-    ]
-    for n, page in enumerate(archive):
-        newer = spans[n - 1] if n else None
-        plan.append((page, page.jobs, newer, spans[n + 1] if n + 1 < len(spans) else None))
+    older = days.page_of(newest[PAGE_CAPACITY][0], newest[PAGE_CAPACITY][1]) if archived else None
     filter_made_of = [r.name for r in named]
-    files = []
-    for archived, jobs, newer, older_name in plan:
-        rel = str(urls.scheduler_page(name, archived.name if archived else None))
+    files = [str(urls.scheduler_page(name))]
+    key = _PAGE + files[0]
+    front = newest[:PAGE_CAPACITY]
+    flagged = [changes.extra[j[0]] for j in front if j[0] in changes.extra]
+    after[key] = signature(files[0], None, older, front, flagged, filter_made_of)
+    if changes.before.get(key) != after[key]:
+        jobs = _summaries(state, front)
+        pages.scheduler_page(writer, name, None, jobs, None, older, named, changes.extra)
+    for n, record in enumerate(archive):
+        newer = spans[n - 1] if n else None
+        older_name = spans[n + 1] if n + 1 < len(spans) else None
+        rel = str(urls.scheduler_page(name, record.name))
         files.append(rel)
-        flagged = [extra[j[0]] for j in jobs if j[0] in extra]
         key = _PAGE + rel
-        after[key] = signature(rel, newer, older_name, jobs, flagged, filter_made_of)
-        if before.get(key) != after[key]:
-            summaries = _summaries(state, jobs)
-            pages.scheduler_page(writer, name, archived, summaries, newer, older_name, named, extra)
+        made_of = (record.label, record.jobs, record.flagged)
+        after[key] = signature(rel, newer, older_name, made_of, filter_made_of)
+        if changes.before.get(key) != after[key]:
+            page = days.jobs_of(record, PAGE_CAPACITY)
+            jobs = _summaries(state, page.jobs)
+            pages.scheduler_page(writer, name, page, jobs, newer, older_name, named, changes.extra)
     return files
-
-
-def _page_holding(archive: list[ListPage], job: Listed) -> str:
-    """Return the name of the archive page that lists ``job``."""
-    return next(p.name for p in archive if any(j[0] == job[0] for j in p.jobs))
 
 
 def _summaries(state: State, jobs: list[Listed]) -> list[JobSummary]:

@@ -13,12 +13,13 @@ from typing import NamedTuple
 
 from sitegen.builder.contexts.foresight import regressed, stored_records
 from sitegen.builder.reduce.datafiles import write_data
-from sitegen.builder.reduce.schedulers import reduce_schedulers
+from sitegen.builder.reduce.days import Days, SiteScope
+from sitegen.builder.reduce.schedulers import Changes, reduce_schedulers
 from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights
 from sitegen.diagnose.failures import ExecutorError
-from sitegen.diagnose.fleet import FleetExecutor, judge
+from sitegen.diagnose.fleet import Cell, FleetExecutor, judge
 from sitegen.finding import Finding
 from sitegen.model import JobSummary, Problem, RunningJob
 from sitegen.publish import hosting
@@ -28,21 +29,10 @@ from sitegen.render.fleet import fleet_json
 from sitegen.render.listing import (
     FIND_PART_CAPACITY,
     PAGE_CAPACITY,
-    DayListing,
     Listed,
-    ListPage,
-    SpanRecord,
-    cut_span,
-    day_listing,
-    decode_day,
-    encode_day,
     find_index,
     find_parts,
-    recut_span,
-    replace_span,
     signature,
-    span_end,
-    span_records,
 )
 from sitegen.render.pages import (
     ERRORS_PER_EXECUTOR,
@@ -84,7 +74,7 @@ def reduce(
     signatures: dict[str, str] = {}
     by_status, tasks, failed = state.totals()
     published = sum(by_status.values())
-    ran = reduce_schedulers(state, writer, pages, extra, before, signatures)
+    ran = reduce_schedulers(state, writer, pages, Changes(extra, before, moments), signatures)
     named = ran.named
     held |= ran.files
     listed, older = _listing(
@@ -100,7 +90,10 @@ def reduce(
     for rel, chunks in api.site_files(jobs, by_status, tasks, failed, problems, stamp):
         writer.write_chunks(rel, chunks)
     fleet = judge_fleet(state)
-    errors = state.executor_errors(ERRORS_PER_EXECUTOR)
+    errors = {
+        executor: [ExecutorError(*row) for row in rows]
+        for executor, rows in state.executor_errors(ERRORS_PER_EXECUTOR).items()
+    }
     pages.executors_page(writer, _executors(state, errors), fleet)
     writer.write(urls.FLEET_JSON, fleet_json(fleet, fleet_schedulers(ran.every), errors))
     held |= pages.site_pages(writer, running, problems, state.site_files())
@@ -170,105 +163,6 @@ def _trends(
     return files
 
 
-# A day with more changed jobs than this is cut again whole: each recut costs a few queries.
-RECUT_LIMIT = 20
-
-
-class _Days:
-    """The jobs list by UTC day: what the state keeps of each, and the pages cut now."""
-
-    def __init__(self, state: State, extra: Mapping[str, Finding]) -> None:
-        self.state = state
-        self.extra = extra
-        self.stored = {day: decode_day(data) for day, data in state.list_days().items()}
-        # The spans cut again in this build, with their jobs, by capacity and name (a page
-        # and a part may share a name).
-        self.cut: dict[tuple[int, str], ListPage] = {}
-
-    def refresh(self, day: int, moments: list[int] | None = None) -> None:
-        """Cut a day's pages and parts again and record them (or that it has none).
-
-        ``moments``: the start times of its jobs that changed; only the spans holding them
-        are cut again (None: the whole day).
-        """
-        before = self.stored.get(day)
-        if before is None or moments is None or len(moments) > RECUT_LIMIT:
-            record = self._whole(day)
-        else:
-            record = DayListing(list(before.pages), list(before.parts))
-            for moment in sorted(moments):
-                record.pages = self._recut(record.pages, moment, PAGE_CAPACITY, self.extra)
-                record.parts = self._recut(record.parts, moment, FIND_PART_CAPACITY, {})
-        if not record.pages:
-            self.stored.pop(day, None)
-            self.state.set_list_day(day, None)
-        elif record != before:
-            self.stored[day] = record
-            self.state.set_list_day(day, encode_day(record))
-
-    def _whole(self, day: int) -> DayListing:
-        """Cut a whole day from its jobs; record its parts' ``/api/jobs`` elements."""
-        begin = day * DAY_MS
-        jobs = self.state.listed_span(begin, begin + DAY_MS)
-        record, parts = day_listing(jobs, self.extra)
-        api = self.state.listed_api(begin, begin + DAY_MS)
-        self._record_parts(begin, begin + DAY_MS, parts, api)
-        # Not kept: a full build cuts every day before writing any, and holding every job's
-        # row until then was a large part of its memory. Each page changed reads its span.
-        return record
-
-    def _recut(
-        self,
-        records: list[SpanRecord],
-        moment: int,
-        capacity: int,
-        extra: Mapping[str, Finding],
-    ) -> list[SpanRecord]:
-        """Cut again the span of ``records`` a change at ``moment`` touched; return them all."""
-        level, begin, end = recut_span(records, moment, capacity, self.state.count_span)
-        fresh = cut_span(self.state.listed_span(begin, end), level, capacity)
-        if capacity == FIND_PART_CAPACITY:
-            self._record_parts(begin, end, fresh, self.state.listed_api(begin, end))
-        for page in fresh:
-            self.cut[capacity, page.name] = page
-        return replace_span(records, begin, end, span_records(fresh, extra))
-
-    def _record_parts(self, begin: int, end: int, parts: list[ListPage], api: list[bytes]) -> None:
-        """Record the ``/api/jobs`` elements of the parts of a span (``api``: its jobs')."""
-        rows, at = [], 0
-        for part in parts:
-            rows.append((part.name, part.jobs[0][1], b",".join(api[at : at + len(part.jobs)])))
-            at += len(part.jobs)
-        self.state.set_list_parts(begin, end, rows)
-
-    def jobs_of(self, record: SpanRecord, capacity: int) -> ListPage:
-        """Return a page or part with its jobs: as cut now, or cut again from its span."""
-        cut = self.cut.get((capacity, record.name))
-        if cut is None:
-            jobs = self.state.listed_span(record.begin, span_end(record))
-            cut = next(p for p in cut_span(jobs, record.level, capacity) if p.name == record.name)
-        return cut
-
-    def page_of(self, job_id: str, start: int) -> str:
-        """Return the name of the archive page that lists a job."""
-        holding = [r for r in self.stored[start // DAY_MS].pages if r.begin <= start < span_end(r)]
-        if len(holding) == 1:
-            return holding[0].name
-        # Numbered pages of one second: the job's is the one that lists it.
-        return next(
-            r.name
-            for r in holding
-            if any(j[0] == job_id for j in self.jobs_of(r, PAGE_CAPACITY).jobs)
-        )
-
-    def forget_all(self) -> None:
-        """Drop every day (the site has one page of jobs: no archive)."""
-        for day in list(self.stored):
-            self.state.set_list_day(day, None)
-            self.state.set_list_parts(day * DAY_MS, (day + 1) * DAY_MS, [])
-        self.stored.clear()
-
-
 def _listing(
     state: State,
     writer: SiteWriter,
@@ -287,7 +181,7 @@ def _listing(
     an archive); ``before`` holds the digest of what each page was made of last time,
     ``after`` receives what it is made of now.
     """
-    listing = _Days(state, extra)
+    listing = Days(SiteScope(state), extra)
     if published <= PAGE_CAPACITY:
         listing.forget_all()  # one page holds every job
         return set(), None
@@ -366,6 +260,6 @@ def _executors(state: State, errors: Mapping[str, list[ExecutorError]]) -> list[
 def judge_fleet(state: State) -> list[FleetExecutor]:
     """Judge every executor of the published jobs from the state's hourly sums (fleet.py)."""
     return [
-        judge(executor_id, *state.executor_seen(executor_id), cells)
-        for executor_id, cells in state.executor_cells().items()
+        judge(executor_id, *state.executor_seen(executor_id), [Cell(*row) for row in rows])
+        for executor_id, rows in state.executor_cells().items()
     ]

@@ -14,8 +14,6 @@ from sitegen.builder.state.schema import (
     marks,
     within,
 )
-from sitegen.diagnose.failures import ExecutorError
-from sitegen.diagnose.fleet import Cell
 from sitegen.model import JobSummary
 
 # Rows as SQLite gives them; the reduce makes its records of them (recurring.Run and so on).
@@ -27,6 +25,10 @@ RankColumns = tuple[str, int, int, int, int]
 # The published jobs started in a span of the jobs list (within one UTC day: ``within``).
 _SPAN = "FROM log INDEXED BY log_day WHERE published AND day = ? AND start_time BETWEEN ? AND ?"
 _NEWEST_FIRST = "ORDER BY start_time DESC, job_id"
+_SCHEDULER_SPAN = (
+    "FROM log INDEXED BY log_scheduler WHERE published AND scheduler = ? "
+    "AND start_time BETWEEN ? AND ?"
+)
 
 
 class ReduceQueries(Base):
@@ -86,13 +88,15 @@ class ReduceQueries(Base):
         )
         return rows.fetchall()
 
-    def executor_errors(self, keep: int) -> dict[str, list[ExecutorError]]:
+    def executor_errors(self, keep: int) -> dict[str, list[tuple[str, str, int, int]]]:
         """Return each executor's ``keep`` most frequent errors of its failed attempts.
+
+        ``(pattern, example, attempts, jobs)`` (``failures.ExecutorError``).
 
         Over the published jobs, from the totals the triggers keep (a row per executor and
         masked text: masking folds ids and numbers, so they are few).
         """
-        found: dict[str, list[ExecutorError]] = {}
+        found: dict[str, list[tuple[str, str, int, int]]] = {}
         rows = self.db.execute(
             "SELECT executor_id, pattern, example, attempts, jobs FROM executor_error_total "
             "WHERE jobs > 0 ORDER BY executor_id, attempts DESC, pattern"
@@ -100,12 +104,17 @@ class ReduceQueries(Base):
         for executor_id, pattern, example, attempts, jobs in rows:
             kept = found.setdefault(executor_id, [])
             if len(kept) < keep:
-                kept.append(ExecutorError(pattern, example, attempts, jobs))
+                kept.append((pattern, example, attempts, jobs))
         return found
 
-    def executor_cells(self) -> dict[str, list[Cell]]:
-        """Return each executor's evidence over the published jobs by hour, in time order."""
-        cells: dict[str, list[Cell]] = {}
+    def executor_cells(
+        self,
+    ) -> dict[str, list[tuple[int, int, int, int, int, float, float, int, int, int]]]:
+        """Return each executor's evidence over the published jobs by hour, in time order.
+
+        A row per hour: the fields of ``fleet.Cell``, its sums in their own units.
+        """
+        cells: dict[str, list[tuple[int, int, int, int, int, float, float, int, int, int]]] = {}
         rows = self.db.execute(
             "SELECT executor_id, hour, jobs, tasks, failed, compared, z_sum, log_sum, excess_ms, "
             "own_failed, failing_jobs FROM executor_hour WHERE jobs > 0 ORDER BY executor_id, hour"
@@ -113,7 +122,7 @@ class ReduceQueries(Base):
         scale = EVIDENCE_SCALE
         for executor_id, hour, jobs, tasks, failed, compared, z, log, excess, own, bad in rows:
             cells.setdefault(executor_id, []).append(
-                Cell(hour, jobs, tasks, failed, compared, z / scale, log / scale, excess, own, bad)
+                (hour, jobs, tasks, failed, compared, z / scale, log / scale, excess, own, bad)
             )
         return cells
 
@@ -283,14 +292,51 @@ class ReduceQueries(Base):
             found.update(rows.fetchall())
         return found
 
-    def scheduler_listed(self, scheduler: str) -> list[tuple[str, int, str]]:
-        """Return ``(job_id, start_time, digest)`` of a scheduler's published jobs, newest first."""
+    def scheduler_listed(self, scheduler: str, begin: int, end: int) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of a scheduler's jobs started in a span.
+
+        Newest first; the span lies within one UTC day (listing.SPANS).
+        """
+        _, first, last = within(begin, end)
         rows = self.db.execute(
-            "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_scheduler "
-            f"WHERE published AND scheduler = ? {_NEWEST_FIRST}",
-            (scheduler,),
+            f"SELECT job_id, start_time, sha256 || key {_SCHEDULER_SPAN} {_NEWEST_FIRST}",
+            (scheduler, first, last),
         )
         return rows.fetchall()
+
+    def scheduler_count(self, scheduler: str, begin: int, end: int) -> int:
+        """Return how many of a scheduler's published jobs started in a span."""
+        _, first, last = within(begin, end)
+        query = f"SELECT count(*) {_SCHEDULER_SPAN}"
+        (count,) = self.db.execute(query, (scheduler, first, last)).fetchone()
+        return int(count)
+
+    def scheduler_newest(
+        self, scheduler: str, limit: int, offset: int = 0
+    ) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of a scheduler's newest jobs, from ``offset``."""
+        rows = self.db.execute(
+            "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_scheduler "
+            f"WHERE published AND scheduler = ? {_NEWEST_FIRST} LIMIT ? OFFSET ?",
+            (scheduler, limit, offset),
+        )
+        return rows.fetchall()
+
+    def scheduler_published_days(self, scheduler: str) -> list[int]:
+        """Return the days with a scheduler's published jobs, newest first."""
+        rows = self.db.execute(
+            "SELECT DISTINCT day FROM log INDEXED BY log_scheduler "
+            "WHERE published AND scheduler = ? ORDER BY day DESC",
+            (scheduler,),
+        )
+        return [day for (day,) in rows]
+
+    def scheduler_days(self, scheduler: str) -> dict[int, bytes]:
+        """Return each of a scheduler's listed days, its stored pages."""
+        rows = self.db.execute(
+            "SELECT day, data FROM scheduler_day WHERE scheduler = ?", (scheduler,)
+        )
+        return dict(rows.fetchall())
 
     def listed_span(self, begin: int, end: int) -> list[tuple[str, int, str]]:
         """Return ``(job_id, start_time, digest)`` of the published jobs started in a span.

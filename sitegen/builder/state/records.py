@@ -56,6 +56,8 @@ class LogRow(msgspec.Struct, array_like=True, gc=False):
     listed: bytes
     # Its failure rows for the Failures page (diagnose.failures.FailureRow's fields).
     failures: list[tuple[str, str, int, str, str, int, int]]
+    # The hour its executors' evidence pools in (diagnose.fleet.hour_of).
+    hour: int = 0
 
 
 class Chosen(msgspec.Struct, array_like=True, gc=False):

@@ -34,8 +34,8 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # each job's scheduler with their totals.
 # 16: each summary's config and its stages' task median, slowest task and failed tasks, for
 # the compare pages.
-# 17: each job's failed attempts by executor and error pattern (the Executors page), and its
-# stages' failed attempts (not tasks) for the compare pages.
+# 17: each job's failed attempts by executor and error pattern (the Executors page), its
+# stages' failed attempts (not tasks) for the compare pages, and each scheduler's list by day.
 FORMAT = 17
 
 # The executor rows' sums of evidence are kept in millionths, as integers.
@@ -372,6 +372,13 @@ CREATE TABLE site_file(path TEXT PRIMARY KEY);
 CREATE TABLE renamed(key TEXT PRIMARY KEY);
 -- Per UTC day with published jobs: its listing pages and find-index parts (listing.DayListing).
 CREATE TABLE list_day(day INTEGER PRIMARY KEY, data BLOB NOT NULL);
+-- The same per scheduler, for its filter of the jobs list (reduce/schedulers.py).
+CREATE TABLE scheduler_day(
+    scheduler TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (scheduler, day)
+);
 -- Per find-index part: its jobs' elements of ``/api/jobs``, newest first, joined; the array
 -- is the parts', by their newest job's start (``seq``: the numbered parts of one second, in
 -- order). A new job joins its part's elements again, not its day's.

@@ -11,7 +11,6 @@ import msgspec
 from sitegen.builder.state.base import Base, file_size
 from sitegen.builder.state.records import Chosen, LogOutcome
 from sitegen.builder.state.schema import DAY_MS, EVIDENCE_SCALE, encode, encode_json, within
-from sitegen.diagnose.fleet import HOUR_MS
 from sitegen.model import ExecutorEvidence
 
 
@@ -142,7 +141,7 @@ class Writes(Base):
             job_id, start = summary.job_id, summary.start_time
             named = {f.executor_id for f in summary.findings if f.executor_id is not None}
             flags += [(key, job_id, start, e, published) for e in sorted(named)]
-            hour = start // HOUR_MS * HOUR_MS
+            hour = row.hour
             evidence, none = summary.evidence, ExecutorEvidence()
             executors += [
                 (
@@ -236,6 +235,23 @@ class Writes(Base):
             self.db.execute("DELETE FROM list_day WHERE day = ?", (day,))
         else:
             self.db.execute("INSERT OR REPLACE INTO list_day VALUES (?, ?)", (day, data))
+
+    def set_scheduler_day(self, scheduler: str, day: int, data: bytes | None) -> None:
+        """Record a day of a scheduler's list (None: it lists none of its jobs now)."""
+        if data is None:
+            query = "DELETE FROM scheduler_day WHERE scheduler = ? AND day = ?"
+            self.db.execute(query, (scheduler, day))
+        else:
+            query = "INSERT OR REPLACE INTO scheduler_day VALUES (?, ?, ?)"
+            self.db.execute(query, (scheduler, day, data))
+
+    def keep_scheduler_days(self, schedulers: Sequence[str]) -> None:
+        """Forget the days of every scheduler but these (gone, or the site's only one)."""
+        kept = sorted(schedulers)
+        self.db.execute(
+            f"DELETE FROM scheduler_day WHERE scheduler NOT IN ({','.join('?' * len(kept))})",
+            kept,
+        )
 
     def set_list_parts(self, begin: int, end: int, parts: Sequence[tuple[str, int, bytes]]) -> None:
         """Replace the find parts of a span: name, newest job's start, joined elements each."""
