@@ -30,9 +30,13 @@ from sitegen.examples.generator import (
 )
 from sitegen.layout import STATE_NAME
 from sitegen.model import Problem, ProblemKind
+from sitegen.render import urls
+from sitegen.render.listing import PAGE_CAPACITY
 from sitegen.render.pages import PageRenderer
 from tests.helpers.logs import FAILED_JOB, job_lines, write
 from tests.helpers.sitetree import tree
+
+_DAY = 86_400_000
 
 STATE = STATE_NAME
 
@@ -774,3 +778,39 @@ def test_recut_spans_of_a_crowded_day_equal_a_clean_build(tmp_path: Path) -> Non
         build(BuildOptions(logs, clean))
         assert tree(site) == tree(clean), step.__name__
         assert rewritten(before, site), step.__name__  # the listing did change
+
+
+def _small(directory: Path, job_id: str, start: int, **kw: Any) -> None:
+    """Write one small job's log into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    write(directory / f"{job_id}.eventlog", job_lines(job_id, start_ms=start, **kw))
+
+
+def test_a_list_shrunk_to_one_page_forgets_its_days_and_find_parts(tmp_path: Path) -> None:
+    # Day 10 holds 60 jobs, day 11 holds 50: the list has an archive and find parts. Day 10's
+    # jobs go (the list fits one page), then day 11's grow back past a page: /api/jobs, made
+    # from the find parts kept, lists what a clean build lists, none of the gone day's jobs.
+    logs = tmp_path / "logs"
+    for day, count in ((10, 60), (11, 50)):
+        for n in range(count):
+            start = day * _DAY + n * 60_000
+            _small(logs, f"d{day}-{n:02d}", start, name=f"q{day}-{n}", stages=1, tasks_per_stage=1)
+    site = tmp_path / "site"
+    build(BuildOptions(log_dirs=(logs,), output=site, workers=1))
+    assert (site / urls.find_part_file("1970-01-11")).is_file()
+    for path in logs.glob("d10-*.eventlog"):
+        path.unlink()
+    for path in sorted(logs.glob("d11-*.eventlog"))[PAGE_CAPACITY:]:
+        path.unlink()
+    build(BuildOptions(log_dirs=(logs,), output=site, workers=1))
+    assert not (site / urls.find_part_file("1970-01-12")).exists()  # one page: no archive
+    for n in range(PAGE_CAPACITY, 120):
+        _small(
+            logs, f"d11-{n:03d}", 11 * _DAY + n * 60_000, name=f"r{n}", stages=1, tasks_per_stage=1
+        )
+    build(BuildOptions(log_dirs=(logs,), output=site, workers=1))
+    clean = tmp_path / "clean"
+    build(BuildOptions(log_dirs=(logs,), output=clean, workers=1))
+    listed = json.loads((site / "api" / "jobs").read_bytes())
+    assert not [j for j in listed if j["job_id"].startswith("d10-")]
+    assert (site / "api" / "jobs").read_bytes() == (clean / "api" / "jobs").read_bytes()

@@ -10,7 +10,7 @@ find index's parts and their ``/api/jobs`` elements), or one scheduler's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from sitegen.builder.state.schema import DAY_MS
@@ -80,7 +80,7 @@ class SiteScope:
 
     def index_parts(self, begin: int, end: int, parts: list[ListPage]) -> bool:
         """Record the ``/api/jobs`` elements of the find parts of a span, in their order."""
-        api = self.state.listed_api(begin, end)
+        api = self.state.listed_api(begin, end) if parts else []
         rows, at = [], 0
         for part in parts:
             rows.append((part.name, part.jobs[0][1], b",".join(api[at : at + len(part.jobs)])))
@@ -150,6 +150,14 @@ class Days:
             self.stored[day] = record
             self.scope.store(day, encode_day(record))
 
+    def follow(self, moments: Iterable[int]) -> None:
+        """Cut again the spans holding ``moments`` (start times of jobs that changed), by day."""
+        by_day: dict[int, list[int]] = {}
+        for moment in moments:
+            by_day.setdefault(moment // DAY_MS, []).append(moment)
+        for day, changed in sorted(by_day.items()):
+            self.refresh(day, changed)
+
     def _whole(self, day: int) -> DayListing:
         """Cut a whole day from its jobs; record its parts, where the list has a find index."""
         begin = day * DAY_MS
@@ -197,9 +205,10 @@ class Days:
         )
 
     def forget_all(self) -> None:
-        """Drop every day (the list has one page of jobs: no archive)."""
+        """Drop every day and its find parts (the list has one page of jobs: no archive)."""
         for day in list(self.stored):
             self.scope.store(day, None)
+            self.scope.index_parts(day * DAY_MS, (day + 1) * DAY_MS, [])
         self.stored.clear()
 
     def pages(self) -> list[SpanRecord]:

@@ -20,7 +20,6 @@ from typing import NamedTuple
 import msgspec
 
 from sitegen.builder.reduce.days import Days, SchedulerScope
-from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.finding import Finding
 from sitegen.model import JobSummary
@@ -143,11 +142,7 @@ def _write_pages(
         for day in state.scheduler_published_days(name):
             days.refresh(day)
     else:
-        by_day: dict[int, list[int]] = {}
-        for moment in changes.moments:
-            by_day.setdefault(moment // DAY_MS, []).append(moment)
-        for day, moments in sorted(by_day.items()):
-            days.refresh(day, moments)
+        days.follow(changes.moments)
     archive = days.pages()
     spans = [p.name for p in archive]
     # Its newest page's "older" is the archive page of the next job, as the front page's.

@@ -15,7 +15,6 @@ from sitegen.builder.contexts.foresight import regressed, stored_records
 from sitegen.builder.reduce.datafiles import write_data
 from sitegen.builder.reduce.days import Days, SiteScope
 from sitegen.builder.reduce.schedulers import Changes, reduce_schedulers
-from sitegen.builder.state.schema import DAY_MS
 from sitegen.builder.state.store import State
 from sitegen.diagnose import failures, insights
 from sitegen.diagnose.failures import ExecutorError
@@ -189,11 +188,7 @@ def _listing(
         for day in sorted(set(state.published_days()) | listing.stored.keys()):
             listing.refresh(day)
     else:
-        by_day: dict[int, list[int]] = {}
-        for moment in moments:
-            by_day.setdefault(moment // DAY_MS, []).append(moment)
-        for day, changed in sorted(by_day.items()):
-            listing.refresh(day, changed)
+        listing.follow(moments)
     after["archived"] = "1"
     order = sorted(listing.stored, reverse=True)
     flat = [page.name for day in order for page in listing.stored[day].pages]

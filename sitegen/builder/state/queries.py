@@ -311,14 +311,12 @@ class ReduceQueries(Base):
         (count,) = self.db.execute(query, (scheduler, first, last)).fetchone()
         return int(count)
 
-    def scheduler_newest(
-        self, scheduler: str, limit: int, offset: int = 0
-    ) -> list[tuple[str, int, str]]:
-        """Return ``(job_id, start_time, digest)`` of a scheduler's newest jobs, from ``offset``."""
+    def scheduler_newest(self, scheduler: str, limit: int) -> list[tuple[str, int, str]]:
+        """Return ``(job_id, start_time, digest)`` of a scheduler's ``limit`` newest jobs."""
         rows = self.db.execute(
             "SELECT job_id, start_time, sha256 || key FROM log INDEXED BY log_scheduler "
-            f"WHERE published AND scheduler = ? {_NEWEST_FIRST} LIMIT ? OFFSET ?",
-            (scheduler, limit, offset),
+            f"WHERE published AND scheduler = ? {_NEWEST_FIRST} LIMIT ?",
+            (scheduler, limit),
         )
         return rows.fetchall()
 
