@@ -69,6 +69,7 @@ def summarize(read: LogRead, file: str) -> JobSummary:
     executors: dict[str, ExecutorStats] = {}
     failed_tasks = 0
     config, config_dropped = kept_config(read.config)
+    masked: dict[str, str] = {}  # each error text masked once, for both counts
     for task in read.tasks:
         stats = executors.get(task.executor_id)
         if stats is None:
@@ -101,7 +102,9 @@ def summarize(read: LogRead, file: str) -> JobSummary:
         config=config,
         config_dropped=config_dropped,
         task_errors=(
-            task_error_patterns((t.status for t in read.tasks), idx.job_id) if failed_tasks else []
+            task_error_patterns((t.status for t in read.tasks), idx.job_id, masked)
+            if failed_tasks
+            else []
         ),
-        executor_errors=executor_errors(read.tasks, idx.job_id) if failed_tasks else {},
+        executor_errors=executor_errors(read.tasks, idx.job_id, masked) if failed_tasks else {},
     )

@@ -32,13 +32,18 @@ def task_error(status: Any) -> str | None:
     return found.error or found.reason or "Failed"
 
 
-def task_error_patterns(statuses: Iterable[Any], job_id: str = "") -> list[ErrorPattern]:
-    """Count one job's failed task attempts by masked error text, keeping the first example."""
+def task_error_patterns(
+    statuses: Iterable[Any], job_id: str = "", masked: dict[str, str] | None = None
+) -> list[ErrorPattern]:
+    """Count one job's failed task attempts by masked error text, keeping the first example.
+
+    ``masked``: the texts of this job masked so far, by text (shared by the job's counts).
+    """
     counts: dict[str, int] = {}
     examples: dict[str, str] = {}
     overflow = 0
     # Attempts of one job mostly fail with the same few texts: mask each text once.
-    masked: dict[str, str] = {}
+    masked = {} if masked is None else masked
     for status in statuses:
         error = task_error(status)
         if error is None:
@@ -69,14 +74,17 @@ class ExecutorError(NamedTuple):
     jobs: int
 
 
-def executor_errors(tasks: Iterable[TaskEnd], job_id: str = "") -> dict[str, list[ErrorPattern]]:
+def executor_errors(
+    tasks: Iterable[TaskEnd], job_id: str = "", masked: dict[str, str] | None = None
+) -> dict[str, list[ErrorPattern]]:
     """Count one job's failed attempts by executor and masked text, the most frequent first."""
+    masked = {} if masked is None else masked
     failed: dict[str, list[Any]] = {}
     for task in tasks:
         if is_failed(task.status):
             failed.setdefault(task.executor_id, []).append(task.status)
     return {
-        executor: sorted(task_error_patterns(statuses, job_id), key=lambda p: -p.count)[
+        executor: sorted(task_error_patterns(statuses, job_id, masked), key=lambda p: -p.count)[
             :EXECUTOR_PATTERNS
         ]
         for executor, statuses in sorted(failed.items())

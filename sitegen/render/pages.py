@@ -162,6 +162,7 @@ class PageRenderer:
             rows_cells=cells.rows_cells,
             duration_cells=cells.duration_cells,
             comparison_rows=runs.comparison_rows,
+            side_by_side_rows=runs.side_by_side_rows,
         )
         env.globals.update(
             urls=urls,

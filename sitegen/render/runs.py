@@ -114,3 +114,32 @@ def comparison_rows(rows: Sequence[StageChange], comparable: bool = True) -> Mar
         cells.append("</tr>\n")
         out.append("".join(cells))
     return Markup("".join(out))
+
+
+# The side-by-side page's columns (``compare.html``): times, then failed attempts, then rows.
+_TIMED = ("duration_ms", "task_median_ms", "task_max_ms")
+_ROWS = ("input_rows", "output_rows")
+
+
+def side_by_side_rows(rows: Sequence[StageChange], comparable: bool = True) -> Markup:
+    """Return ``compare.html``'s stage rows, as its template loop printed them cell by cell.
+
+    Built as one string, as ``comparison_rows``: every recurring run has the page.
+    """
+    out = []
+    for row in rows:
+        cells = [f'<tr><th scope="row">{esc(row.stage_id)}</th>\n']
+        for field in _TIMED:
+            a, b = row.figures(field)
+            cells.append(
+                f'{duration_cell(a)}{duration_cell(b)}<td class="num">{esc(change(a, b))}</td>'
+            )
+        a, b = row.figures("failed")
+        cells.append(f"{num_cell(a)}{num_cell(b)}\n")
+        for field in _ROWS:
+            a, b = row.figures(field)
+            now, before = _rows_cell(row.now, field), _rows_cell(row.before, field)
+            cells.append(f'{now}{before}<td class="num">{rows_change(a, b, comparable)}</td>')
+        cells.append("</tr>\n")
+        out.append("".join(cells))
+    return Markup("".join(out))
