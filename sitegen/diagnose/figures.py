@@ -27,18 +27,24 @@ def stage_figures(stages: Sequence[Stage], failed: Mapping[str, int]) -> list[St
     succeeded is no failed task in the payload, but its failed attempts count.
     """
     figures = []
+    duration = payload.task_duration
     for stage in stages:
         first = last = None
+        durations = []
+        # One pass over the tasks: the peek and the map step both run it, for every stage.
         for task in stage.task_list:
+            d = duration(task)
+            if d is not None and d >= 0:
+                durations.append(d)
             start, end = task.start_exec_time, task.end_exec_time
             if start is None or end is None or end < start:
                 continue
-            first = start if first is None or start < first else first
-            last = end if last is None or end > last else last
+            if first is None or start < first:
+                first = start
+            if last is None or end > last:
+                last = end
         took = last - first if first is not None and last is not None else 0
-        durations = sorted(
-            d for t in stage.task_list if (d := payload.task_duration(t)) is not None and d >= 0
-        )
+        durations.sort()
         figures.append(
             StageFigures(
                 stage.stage_id,
