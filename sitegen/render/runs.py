@@ -78,7 +78,8 @@ def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list
 
 
 # The comparison's columns: a figure of StageFigures and the cell that shows it.
-ROW_FIELDS = frozenset({"input_rows", "output_rows"})
+ROWS = ("input_rows", "output_rows")
+ROW_FIELDS = frozenset(ROWS)
 COMPARED: tuple[tuple[str, Callable[[int | None], Markup]], ...] = (
     ("duration_ms", duration_cell),
     ("tasks", num_cell),
@@ -118,7 +119,6 @@ def comparison_rows(rows: Sequence[StageChange], comparable: bool = True) -> Mar
 
 # The side-by-side page's columns (``compare.html``): times, then failed attempts, then rows.
 _TIMED = ("duration_ms", "task_median_ms", "task_max_ms")
-_ROWS = ("input_rows", "output_rows")
 
 
 def side_by_side_rows(rows: Sequence[StageChange], comparable: bool = True) -> Markup:
@@ -136,7 +136,7 @@ def side_by_side_rows(rows: Sequence[StageChange], comparable: bool = True) -> M
             )
         a, b = row.figures("failed")
         cells.append(f"{num_cell(a)}{num_cell(b)}\n")
-        for field in _ROWS:
+        for field in ROWS:
             a, b = row.figures(field)
             now, before = _rows_cell(row.now, field), _rows_cell(row.before, field)
             cells.append(f'{now}{before}<td class="num">{rows_change(a, b, comparable)}</td>')

@@ -20,8 +20,8 @@ from sitegen.builder.map.jobs import part_dir, process_log
 
 if TYPE_CHECKING:
     from sitegen.builder.map.context import MapContext
-    from sitegen.builder.map.jobs import Progress
-    from sitegen.builder.map.mapper import Mapper, OnResult, Uploads
+    from sitegen.builder.map.jobs import OnResult, Progress
+    from sitegen.builder.map.mapper import Mapper, Uploads
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.eventlog.sources import LogSink, LogSource

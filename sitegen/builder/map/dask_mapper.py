@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from sitegen.builder.map.jobs import (
+    OnResult,
     Progress,
     Task,
     claim,
@@ -274,7 +275,7 @@ class DaskMapper:
         which: Sequence[int],
         staging: Path,
         map_context: MapContext,
-        on_result: Callable[[int, LogOutcome, bool], None],
+        on_result: OnResult,
         progress: Progress | None = None,
         contexts: Mapping[int, RunContext] | None = None,
         uploads: Uploads | None = None,
@@ -295,7 +296,7 @@ class DaskMapper:
         which: Sequence[int],
         staging: Path,
         map_context: MapContext,
-        on_result: Callable[[int, LogOutcome, bool], None],
+        on_result: OnResult,
         progress: Progress | None,
         contexts: Mapping[int, RunContext] | None,
         uploads: Uploads | None,
@@ -338,7 +339,7 @@ class DaskMapper:
         results: Iterator[Mapped],
         numbers: list[int],
         staging: Path,
-        on_result: Callable[[int, LogOutcome, bool], None],
+        on_result: OnResult,
         progress: Progress | None,
         uploads: Uploads | None,
     ) -> None:

@@ -48,6 +48,9 @@ from sitegen.render.pages import PageRenderer
 from sitegen.render.tableblob import encode_tables
 from sitegen.render.tables import job_tables
 
+# What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
+OnResult = Callable[[int, LogOutcome, bool], None]
+
 
 class Progress(Protocol):
     """Something that shows how far the map step is (a progress bar, or nothing)."""
@@ -471,7 +474,7 @@ def map_here(
     staging: Path,
     map_context: MapContext,
     workers: int | None,
-    on_result: Callable[[int, LogOutcome, bool], None],
+    on_result: OnResult,
     progress: Progress | None = None,
     contexts: Mapping[int, RunContext] | None = None,
     pool: Executor | None = None,

@@ -17,14 +17,11 @@ from sitegen.builder.map.pool import EarlyWorkers, pool_map
 
 if TYPE_CHECKING:
     from sitegen.builder.map.context import MapContext
-    from sitegen.builder.map.jobs import Progress
-    from sitegen.builder.state.records import LogOutcome
+    from sitegen.builder.map.jobs import OnResult, Progress
     from sitegen.diagnose.recurring import RunContext
     from sitegen.eventlog.logfiles import LogList
     from sitegen.publish.bucket import Uploader
 
-# What a mapper hands on for each log: its place, its outcome, whether it went to its part dir.
-OnResult = Callable[[int, "LogOutcome", bool], None]
 S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
