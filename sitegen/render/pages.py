@@ -342,26 +342,21 @@ class PageRenderer:
         the site's schedulers when it holds more than one (else none).
         """
         by_count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        page = urls.FRONT
-        rows = job_rows(jobs, Linker(page), extra or {}, bool(schedulers))
-        writer.write(
-            page,
-            self.render(
-                "jobs.html",
-                page,
-                fragments=[rows],
-                archive=None,
-                jobs=jobs,
-                job_rows=rows,
-                total=sum(counts.values()),
-                counts=by_count,
-                running=running,
-                problems=problems,
-                newer=None,
-                older=older,
-                finder=older is not None,
-                schedulers=schedulers,
-            ),
+        self._jobs_list(
+            writer,
+            urls.FRONT,
+            None,
+            jobs,
+            extra,
+            bool(schedulers),
+            total=sum(counts.values()),
+            counts=by_count,
+            running=running,
+            problems=problems,
+            newer=None,
+            older=older,
+            finder=older is not None,
+            schedulers=schedulers,
         )
 
     def archive_page(
@@ -376,21 +371,17 @@ class PageRenderer:
     ) -> None:
         """Write one archive page of the jobs list (``newer`` None: the front page is newer)."""
         page = urls.list_page(archive.name)
-        rows = job_rows(jobs, Linker(page), extra or {}, bool(schedulers))
-        writer.write(
+        self._jobs_list(
+            writer,
             page,
-            self.render(
-                "jobs.html",
-                page,
-                fragments=[rows],
-                archive=archive,
-                jobs=jobs,
-                job_rows=rows,
-                newer=newer,
-                older=older,
-                finder=True,
-                schedulers=schedulers,
-            ),
+            archive,
+            jobs,
+            extra,
+            bool(schedulers),
+            newer=newer,
+            older=older,
+            finder=True,
+            schedulers=schedulers,
         )
 
     def scheduler_page(
@@ -411,7 +402,41 @@ class PageRenderer:
         """
         page = urls.scheduler_page(scheduler, archive.name if archive else None)
         link = Linker(page)
-        rows = job_rows(jobs, link, extra or {}, True)
+        self._jobs_list(
+            writer,
+            page,
+            archive,
+            jobs,
+            extra,
+            True,
+            # Its own pages only: the find box of the whole list would leave the filter.
+            finder=False,
+            newer=None,
+            older=None,
+            scheduler=scheduler,
+            schedulers=schedulers,
+            sched_pager={
+                "newest": link(urls.scheduler_page(scheduler)),
+                "newer": link(urls.scheduler_page(scheduler, newer)),
+                "older": link(urls.scheduler_page(scheduler, older)) if older else None,
+            },
+        )
+
+    def _jobs_list(
+        self,
+        writer: SiteWriter,
+        page: PurePosixPath,
+        archive: ListPage | None,
+        jobs: list[JobSummary],
+        extra: Mapping[str, Finding] | None,
+        named: bool,
+        **context: Any,
+    ) -> None:
+        """Write one page of a jobs list (``jobs.html``): its rows, and what the page adds.
+
+        ``named``: the site holds several schedulers, and each row names its own.
+        """
+        rows = job_rows(jobs, Linker(page), extra or {}, named)
         writer.write(
             page,
             self.render(
@@ -421,17 +446,7 @@ class PageRenderer:
                 archive=archive,
                 jobs=jobs,
                 job_rows=rows,
-                # Its own pages only: the find box of the whole list would leave the filter.
-                finder=False,
-                newer=None,
-                older=None,
-                scheduler=scheduler,
-                schedulers=schedulers,
-                sched_pager={
-                    "newest": link(urls.scheduler_page(scheduler)),
-                    "newer": link(urls.scheduler_page(scheduler, newer)),
-                    "older": link(urls.scheduler_page(scheduler, older)) if older else None,
-                },
+                **context,
             ),
         )
 
