@@ -7,14 +7,15 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from sitegen.model import PUBLISHED_WITH, SEVERITY, Problem, ProblemKind, ProblemSeverity
 from sitegen.render.cells import problem_badge, status_badge
 from sitegen.render.pages import PageRenderer
 from sitegen.render.templates import default_template_dir
 from sitegen.svg import timeline
-from sitegen.text.htmlsafe import esc, visible_controls
+from sitegen.text.htmlsafe import esc, finalize, print_html, visible_controls
+from sitegen.text.shorten import MAX_SHOWN_TEXT, Whole
 
 
 @pytest.mark.slow  # fuzzing against Jinja's escape
@@ -23,6 +24,42 @@ def test_esc_is_byte_for_byte_what_the_templates_print(text: str) -> None:
     # Templates print escape(visible_controls(value)) (Jinja's finalize, then autoescape).
     assert esc(text) == str(escape(visible_controls(text)))
     assert not any(ord(c) < 0x20 and c not in "\t\n\x0c\r" for c in esc(text))
+
+
+class _Html:
+    """An object that prints itself as markup (``__html__``)."""
+
+    def __html__(self) -> str:
+        return "<b>\x1b</b>"
+
+
+@pytest.mark.slow  # fuzzing against Jinja's own path
+@given(
+    st.one_of(
+        st.text(),
+        st.text(min_size=MAX_SHOWN_TEXT - 2, max_size=MAX_SHOWN_TEXT + 2),
+        st.integers(),
+        st.booleans(),
+        st.floats(),
+        st.none(),
+        st.text().map(Markup),
+        st.text().map(Whole),
+        st.just(_Html()),
+    )
+)
+def test_a_printed_value_is_what_jinja_would_print(value: object) -> None:
+    # The templates compile ``{{ value }}`` to print_html(value), where Jinja's own code
+    # is escape(finalize(value)): the same text for every kind of value.
+    assert print_html(value) == str(escape(finalize(value)))
+
+
+def test_the_templates_print_through_print_html() -> None:
+    env = PageRenderer().env
+    page = env.from_string("{{ a }}|{{ b }}|{{ c }}|{{ d }}").render(
+        a="<x>\x00", b=7, c=Markup("<i>\x1b</i>"), d=Whole("&" * 3)
+    )
+    assert page == "&lt;x&gt;\u2400|7|<i>\u241b</i>|&amp;&amp;&amp;"
+    assert "print_html(" in env.compile("{{ a }}", raw=True)
 
 
 def test_esc_escapes_quotes_as_the_templates_do() -> None:

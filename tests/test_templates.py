@@ -26,6 +26,23 @@ def test_environment_is_strict_and_escapes() -> None:
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
 
 
+def test_templates_call_plain_functions_and_those_that_take_the_context() -> None:
+    @jinja2.pass_context
+    def title_of(context: jinja2.runtime.Context, suffix: str) -> str:
+        return f"{context['title']}{suffix}"
+
+    class Shout:
+        def word(self, text: str) -> str:
+            return text.upper()
+
+    page = PageRenderer().env.from_string(
+        "{{ plain('<x>') }}|{{ shout.word('a') }}|{{ title_of('!') }}|{{ ns.f(2) }}"
+    )
+    ns = type("Ns", (), {"f": staticmethod(lambda n: n * 21)})
+    text = page.render(plain=str.strip, shout=Shout(), title_of=title_of, title="T", ns=ns)
+    assert text == "&lt;x&gt;|A|T!|42"
+
+
 def test_markup_filters_escape_and_the_old_macros_still_print_them() -> None:
     env = PageRenderer().env
     render = env.from_string(
@@ -45,6 +62,29 @@ def test_markup_filters_escape_and_the_old_macros_still_print_them() -> None:
         '<td class="num">—</td>',
         '<td class="num" data-v="2500.5">2,500.5</td>',
     ]
+
+
+def test_a_pager_links_first_previous_next_last_and_the_macro_prints_the_same() -> None:
+    env = PageRenderer().env
+    macro = env.from_string(
+        '{% import "_macros.html" as m %}{{ m.pager(n, c, href, w, "Task <pages>", "top") }}'
+    ).render
+    function = env.from_string('{{ pager_nav(n, c, href, w, "Task <pages>", "top") }}').render
+    href = "p{}.html?a&b".format
+    words = ("First", "Previous", "Next", "Last")
+    pages = [macro(n=n, c=3, href=href, w=words) for n in (1, 2, 3)]
+    assert pages == [function(n=n, c=3, href=href, w=words) for n in (1, 2, 3)]
+    nav = '<nav class="pager" aria-label="Task &lt;pages&gt;, top">\n'
+    back = (
+        '<a href="p1.html?a&amp;b">« First</a> <a rel="prev" href="p{}.html?a&amp;b">‹ Previous</a>'
+    )
+    on = '<a rel="next" href="p{}.html?a&amp;b">Next ›</a> <a href="p3.html?a&amp;b">Last »</a>'
+    assert pages == [
+        f"{nav}<span>Page 1 of 3</span>\n{on.format(2)}</nav>\n",
+        f"{nav}{back.format(1)}<span>Page 2 of 3</span>\n{on.format(3)}</nav>\n",
+        f"{nav}{back.format(2)}<span>Page 3 of 3</span>\n</nav>\n",
+    ]
+    assert macro(n=1, c=1, href=href, w=words) == ""  # one page: no pager
 
 
 def test_every_shipped_template_is_used(example_site: tuple[Path, BuildReport]) -> None:

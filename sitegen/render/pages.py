@@ -36,6 +36,7 @@ from sitegen.render.links import Linker
 from sitegen.render.listing import ListPage, job_rows
 from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
+from sitegen.render.pager import pager_nav
 from sitegen.render.schedulers import SchedulerRow
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import fleet as fleet_svg
@@ -131,7 +132,7 @@ class PageRenderer:
 
     def warm(self) -> None:
         """Compile the per-job templates now, so forked workers inherit them compiled."""
-        for name in ("job.html", "stage.html"):
+        for name in ("job.html", "stage.html", "compare.html"):
             try:
                 self.env.get_template(name)
             except (jinja2.TemplateError, RecursionError) as exc:
@@ -167,6 +168,7 @@ class PageRenderer:
         env.globals.update(
             urls=urls,
             zip=zip,
+            pager_nav=pager_nav,
             pkeys=PERCENTILE_KEYS,
             stage_colours=timeline.COLOURS,
             dropped_stage=DROPPED,

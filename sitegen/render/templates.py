@@ -38,22 +38,23 @@ def environment(override: Path | None = None) -> jinja2.Environment:
     """Return the Jinja environment: autoescape on, StrictUndefined, overrides first."""
     import jinja2  # here, not at the top: a build with nothing to do never renders
 
+    from sitegen.render.printing import PrintingEnvironment
     from sitegen.text.htmlsafe import finalize
     from sitegen.version import __version__
 
     search = [str(override)] if override else []
     search.append(str(default_template_dir()))
     shipped = jinja2.PrefixLoader({SHIPPED_PREFIX: jinja2.FileSystemLoader(search[-1])})
-    return jinja2.Environment(
+    return PrintingEnvironment(
         # "sitegen/x.html" is always the shipped x.html; any other name, the override first.
         loader=jinja2.ChoiceLoader([shipped, jinja2.FileSystemLoader(search)]),
         # Compiling the templates costs a third of an incremental build; Jinja keeps the
         # compiled code per template file and source checksum in its private per-user temp
         # directory. The version in the name: a new sitegen may compile with other settings.
-        # "-fin": compiled with ``finalize``, which changes the code (a cache of code compiled
-        # without it would print control characters raw).
+        # "-print": compiled to call ``print_html`` (code compiled before it would call
+        # ``finalize`` and ``escape``, or print control characters raw).
         bytecode_cache=jinja2.FileSystemBytecodeCache(
-            pattern=f"sitegen-{__version__}-fin-%s.cache"
+            pattern=f"sitegen-{__version__}-print-%s.cache"
         ),
         autoescape=True,
         # Control characters from a log or a note become visible stand-ins in every page.

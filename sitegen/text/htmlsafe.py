@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from sitegen.text.shorten import MAX_SHOWN_TEXT, Whole, shorten
 
@@ -62,6 +62,43 @@ def finalize(value: object) -> object:
         scrubbed = visible_controls(value)
         return value if scrubbed is value else Markup(scrubbed)
     return value
+
+
+# markupsafe 3's escaper itself, as its ``escape`` picks it (C where built), without the Markup
+# object ``escape`` wraps the result in: a printed value is joined into its page, never kept.
+try:
+    from markupsafe._speedups import _escape_inner
+except ImportError:  # pragma: no cover (no compiled speedups, or markupsafe 2)
+    try:
+        from markupsafe._native import _escape_inner
+    except ImportError:
+
+        def _escape_inner(s: str, /) -> str:
+            """Return ``s`` escaped for HTML, as markupsafe's ``escape`` does, as text."""
+            return str(escape(s))
+
+
+def print_html(value: object) -> str:
+    """Return a printed value as a page holds it: ``escape(finalize(value))``, as text.
+
+    The templates' code calls this once for each ``{{ … }}`` (``render.templates``), where
+    Jinja calls ``finalize`` and then ``escape``: two calls and a Markup object a value, a
+    hundred values a page. The common kinds first; anything else takes Jinja's own path.
+    """
+    kind = value.__class__
+    if kind is str:
+        text: str = value  # type: ignore[assignment]
+        if len(text) > MAX_SHOWN_TEXT:
+            text = shorten(text)
+        if _search_control(text) is not None:
+            text = _CONTROLS.sub(_stand_in, text)
+        return _escape_inner(text)
+    if kind is int:
+        return str(value)  # digits and a sign: nothing to escape or scrub
+    if kind is Markup:  # made elsewhere (cells, pictures): scrubbed, not escaped
+        markup: str = value  # type: ignore[assignment]
+        return markup if _search_control(markup) is None else _CONTROLS.sub(_stand_in, markup)
+    return str(escape(finalize(value)))
 
 
 def esc(text: str) -> str:
