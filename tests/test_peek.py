@@ -60,6 +60,17 @@ def test_a_peek_reads_plain_and_compressed_logs(tmp_path: Path, suffix: str) -> 
     assert found[1].tasks == sum(1 for line in lines if b'"ev":"TaskEnd"' in line) == 10
 
 
+@pytest.mark.parametrize("ending", [b"\r\n", b"\n\n\n", b"\r\n\r\n", b""])
+def test_the_jobend_is_found_behind_any_line_ends(tmp_path: Path, ending: bytes) -> None:
+    lines = job_lines("j1", "nightly", start_ms=1_767_000_000_000, tasks_per_stage=5)
+    write(tmp_path / "j1.eventlog", [*lines[:-1], lines[-1].rstrip(b"\n") + ending])
+    (log,) = discover(tmp_path)
+    found = peek(DEFAULT_LIMITS, log)
+    assert found is not None
+    assert found[1].job_id == "j1"
+    assert (found[0], forecast(*found)) == mapped(log)
+
+
 def test_a_log_without_a_whole_jobend_is_not_peeked(tmp_path: Path) -> None:
     lines = job_lines("j1", start_ms=1_767_000_000_000)
     write(tmp_path / "cut.eventlog", [*lines[:-1], lines[-1][:-40]])

@@ -156,9 +156,12 @@ def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int, dict
         count += whole.startswith(TASK_END_PREFIX) + whole.count(b"\n" + TASK_END_PREFIX)
         if _FAILED in whole:
             _tasks_failing(whole, failing)
-        lines = whole.rstrip(b"\r\n")
-        if lines:
-            last = lines[lines.rfind(b"\n") + 1 :]
+        # The last line that holds anything, cut out alone: ``rstrip`` copied the whole chunk.
+        end = len(whole)
+        while end and whole[end - 1] in _LINE_ENDS:
+            end -= 1
+        if end:
+            last = whole[whole.rfind(b"\n", 0, end) + 1 : end]
     rest = b"".join(pending)
     if rest.strip():  # a last line with no line end
         count += rest.startswith(TASK_END_PREFIX)
@@ -167,6 +170,8 @@ def _last_line(chunks: Iterable[bytes], max_line: int) -> tuple[bytes, int, dict
     return last.rstrip(b"\r"), count, failed_attempts(failing)
 
 
+# What ends a line (the reader takes \r\n too): stripped from the end of the last one.
+_LINE_ENDS = b"\r\n"
 # A failed attempt's status is ``{"Failed":…}``: a line without these bytes holds none. Other
 # text may hold them too: each TaskEnd line found is decoded, and judged as the map step does.
 _FAILED = b'"Failed"'
