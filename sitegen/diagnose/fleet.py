@@ -40,10 +40,12 @@ def evidence(
     """Return each executor's evidence in one job from its comparisons and its stages."""
     own: Counter[str] = Counter()
     for _, ends in stages:
-        failed = Counter(e.executor_id for e in ends if is_failed(e.status))
+        failed = [e.executor_id for e in ends if is_failed(e.status)]
+        if not failed:  # most stages: no executor to count
+            continue
         # Failures every executor of the stage shares (or that more than one has) are the
         # query's or its data's; a stage run by one executor tells nothing about the node.
-        if len(failed) == 1 and len({e.executor_id for e in ends}) > 1:
+        if len(set(failed)) == 1 and len({e.executor_id for e in ends}) > 1:
             own.update(failed)
     found: dict[str, Evidence] = {}
     cap, clip = th.FLEET_STAGE_ATTEMPTS, th.FLEET_CLIP_Z
@@ -58,11 +60,18 @@ def evidence(
                 continue
             weight = min(k, cap) / k
             compared += min(k, cap)
-            z_sum += weight * sum(max(-clip, min(clip, u)) for u in units)
-            log_sum += weight * sum(max(-_LOG_CLIP, min(_LOG_CLIP, r)) for r in ratios)
+            z_sum += weight * _clipped_sum(units, clip)
+            log_sum += weight * _clipped_sum(ratios, _LOG_CLIP)
             excess += sum(extra)
         found[name] = Evidence(compared, z_sum, log_sum, round(excess), own[name])
     return found
+
+
+def _clipped_sum(values: list[float], bound: float) -> float:
+    """Return the sum of ``values``, each clipped to ``[-bound, bound]``."""
+    if -bound <= min(values) and max(values) <= bound:  # nearly always: nothing to clip
+        return sum(values)
+    return sum(-bound if v < -bound else bound if v > bound else v for v in values)
 
 
 class Cell(NamedTuple):
