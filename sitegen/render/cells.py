@@ -1,7 +1,9 @@
 """Cells, badges and times as markup, for templates: one filter call instead of a macro's work.
 
 A Jinja macro call costs 5 to 10 µs, more than the markup it prints: a stage page lists up
-to 1,000 failed attempts, and the jobs list has 50 rows a page.
+to 1,000 failed attempts, and the jobs list has 50 rows a page. A table cell comes two ways:
+``*_td`` as text, for code that builds a table's rows as one string (a Markup object per cell
+cost more than the cell's text), and ``*_cell`` as Markup, the templates' filter.
 """
 
 from __future__ import annotations
@@ -14,18 +16,23 @@ from sitegen.svg.text import status_class
 from sitegen.text.formatting import NONE, duration, number, rows, timestamps
 from sitegen.text.htmlsafe import esc
 
-_EMPTY = Markup(f'<td class="num">{NONE}</td>')
+_EMPTY = f'<td class="num">{NONE}</td>'
 _NO_PERCENTILES = Markup(f'<td class="num" colspan="5">{NONE}</td>')
 
 
-def num_cell(value: int | None) -> Markup:
-    """Return an exact-number cell (``12,345``) that sorts by its value."""
+def num_td(value: int | None) -> str:
+    """Return an exact-number cell (``12,345``) that sorts by its value, as text."""
     if value is None:
         return _EMPTY
     if value.__class__ is not int:  # the payload readers coerce; anything else is escaped
         text = esc(str(value))
-        return Markup(f'<td class="num" data-v="{text}">{esc(number(value))}</td>')
-    return Markup(f'<td class="num" data-v="{value}">{value:,}</td>')
+        return f'<td class="num" data-v="{text}">{esc(number(value))}</td>'
+    return f'<td class="num" data-v="{value}">{value:,}</td>'
+
+
+def num_cell(value: int | None) -> Markup:
+    """Return an exact-number cell (``12,345``) that sorts by its value."""
+    return Markup(num_td(value))
 
 
 def badge_html(word: str, css: str) -> str:
@@ -57,18 +64,23 @@ def time_tag(ms: int | None) -> Markup:
     return Markup(f'<time datetime="{exact}">{second}</time>')
 
 
-def rows_cell(value: int | None) -> Markup:
-    """Return a row-count cell: ``1.5M`` shown, the exact count on hover and for sorting."""
+def rows_td(value: int | None) -> str:
+    """Return a row-count cell: ``1.5M`` shown, the exact count on hover and for sorting (text)."""
     if value is None:
         return _EMPTY
     # An int (the payload readers coerce), so nothing here needs escaping.
-    return Markup(f'<td class="num" data-v="{value}" title="{value:,}">{rows(value)}</td>')
+    return f'<td class="num" data-v="{value}" title="{value:,}">{rows(value)}</td>'
+
+
+def rows_cell(value: int | None) -> Markup:
+    """Return a row-count cell: ``1.5M`` shown, the exact count on hover and for sorting."""
+    return Markup(rows_td(value))
 
 
 # A row count of 0 where tasks ran: Ballista writes 0 where a stage's metrics do not line up
 # with its plan's shape, and a TaskEnd's 0 when the job's graph was already gone.
 NOT_RECORDED = "not recorded"
-_NOT_RECORDED = Markup(
+_NOT_RECORDED = (
     f'<td class="num muted" data-v="" title="Ballista wrote 0: its metrics did not line up with '
     f'the plan">{NOT_RECORDED}</td>'
 )
@@ -79,11 +91,14 @@ def recorded(value: int | None, ran: object) -> int | None:
     return None if value == 0 and ran else value
 
 
+def stage_rows_td(value: int | None, ran: object) -> str:
+    """Return a stage's row-count cell as text: ``not recorded`` for a 0 where tasks ran."""
+    return _NOT_RECORDED if value == 0 and ran else rows_td(value)
+
+
 def stage_rows_cell(value: int | None, ran: object) -> Markup:
     """Return a stage's row-count cell: ``not recorded`` for a 0 where tasks ran."""
-    if value == 0 and ran:
-        return _NOT_RECORDED
-    return rows_cell(value)
+    return Markup(stage_rows_td(value, ran))
 
 
 def rows_text(value: int | None, ran: object) -> str:
@@ -91,22 +106,27 @@ def rows_text(value: int | None, ran: object) -> str:
     return NOT_RECORDED if value == 0 and ran else number(value)
 
 
-def duration_cell(ms: int | None) -> Markup:
-    """Return a duration cell (``1.2 s``) that sorts by milliseconds."""
+def duration_td(ms: int | None) -> str:
+    """Return a duration cell (``1.2 s``) that sorts by milliseconds, as text."""
     if ms is None:
         return _EMPTY
-    return Markup(f'<td class="num" data-v="{ms}">{duration(ms)}</td>')
+    return f'<td class="num" data-v="{ms}">{duration(ms)}</td>'
+
+
+def duration_cell(ms: int | None) -> Markup:
+    """Return a duration cell (``1.2 s``) that sorts by milliseconds."""
+    return Markup(duration_td(ms))
 
 
 def rows_cells(found: Percentiles | None) -> Markup:
     """Return five row-count cells (min … max), or one dash across them when absent."""
     if found is None:
         return _NO_PERCENTILES
-    return Markup("".join(map(rows_cell, found.values)))
+    return Markup("".join(map(rows_td, found.values)))
 
 
 def duration_cells(found: Percentiles | None) -> Markup:
     """Return five duration cells (min … max), or one dash across them when absent."""
     if found is None:
         return _NO_PERCENTILES
-    return Markup("".join(map(duration_cell, found.values)))
+    return Markup("".join(map(duration_td, found.values)))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import PurePosixPath
-from urllib.parse import quote
 
 from sitegen.render import urls
 
@@ -30,22 +29,22 @@ class Linker:
     def job(self, job_id: str, fragment: str = "") -> str:
         """Return the link to a job's page (the same as ``self(urls.job_page(job_id))``)."""
         # From encoded segments: the jobs list calls it once per job, no PurePosixPath per link.
-        link = self.root + urls.job_file(quote(job_id, safe=""), urls.INDEX)
+        link = self.root + urls.job_file(urls.encoded_segment(job_id), urls.INDEX)
         return f"{link}#{fragment}" if fragment else link
 
     def stage(self, job_id: str, segment: str) -> str:
         """Return the link to a stage's page (the same as ``self(urls.stage_page(…))``)."""
         # Like job(): no PurePosixPath per link.
-        name = quote(urls.stage_file_name(segment), safe="")
-        return self.root + urls.job_file(quote(job_id, safe=""), name)
+        name = urls.encoded_segment(urls.stage_file_name(segment))
+        return self.root + urls.job_file(urls.encoded_segment(job_id), name)
 
     def stage_tasks(self, job_id: str, segment: str, page: int) -> str:
         """Return the link to a page of a stage's task table (page 1: the stage page)."""
         if page <= 1:
             return self.stage(job_id, segment)
         # Like job(): no PurePosixPath per link (a pager makes four of them, twice a page).
-        name = quote(f"tasks-{segment}", safe="")
-        return self.root + urls.job_file(quote(job_id, safe=""), f"{name}/{page}.html")
+        name = urls.encoded_segment(f"tasks-{segment}")
+        return self.root + urls.job_file(urls.encoded_segment(job_id), f"{name}/{page}.html")
 
     def stage_tasks_pages(self, job_id: str, segment: str) -> Callable[[int], str]:
         """Return a function that links page ``n`` of a stage's task table (for a pager)."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
 
 from sitegen.model import StageFigures
-from sitegen.render.cells import duration_cell, num_cell, rows_cell, stage_rows_cell
+from sitegen.render.cells import duration_td, num_td, rows_td, stage_rows_td
 from sitegen.text.formatting import NONE
 from sitegen.text.htmlsafe import esc
 
@@ -28,13 +28,6 @@ def change(now: int | None, before: int | None) -> str:
 # The change of rows counted two ways (Ballista #2435 changed what a stage's rows mean).
 NOT_COMPARABLE = "not comparable"
 NOT_COMPARABLE_TITLE = "The two runs' logs count rows differently (Ballista #2435)"
-
-
-def rows_change(now: int | None, before: int | None, comparable: bool) -> Markup:
-    """Return the change of a row count, or "not comparable" across countings."""
-    if not comparable and now is not None and before is not None:
-        return Markup(f'<span class="muted" title="{NOT_COMPARABLE_TITLE}">{NOT_COMPARABLE}</span>')
-    return Markup(esc(change(now, before)))
 
 
 @dataclass(frozen=True)
@@ -77,43 +70,61 @@ def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list
     return pairs
 
 
-# The comparison's columns: a figure of StageFigures and the cell that shows it.
+# The comparison's columns (``_runs.html``): duration, tasks, then rows.
 ROWS = ("input_rows", "output_rows")
 ROW_FIELDS = frozenset(ROWS)
-COMPARED: tuple[tuple[str, Callable[[int | None], Markup]], ...] = (
-    ("duration_ms", duration_cell),
-    ("tasks", num_cell),
-    ("input_rows", rows_cell),
-    ("output_rows", rows_cell),
-)
 
 
-def _rows_cell(stage: StageFigures | None, field: str) -> Markup:
-    """Return a compared stage's row-count cell (``not recorded`` for a 0 where tasks ran)."""
+def _rows_tds(stage: StageFigures | None, field: str) -> tuple[str, int | None]:
+    """Return a compared stage's row-count cell (text) and its count (None: not recorded)."""
     if stage is None:
-        return rows_cell(None)
-    return stage_rows_cell(getattr(stage, field), stage.tasks)
+        return rows_td(None), None
+    value: int = getattr(stage, field)
+    return stage_rows_td(value, stage.tasks), (None if value == 0 and stage.tasks else value)
+
+
+def _rows_change(now: int | None, before: int | None, comparable: bool) -> str:
+    """Return the change of a row count as text, or "not comparable" across countings."""
+    if not comparable and now is not None and before is not None:
+        return f'<span class="muted" title="{NOT_COMPARABLE_TITLE}">{NOT_COMPARABLE}</span>'
+    return change(now, before)  # digits, signs, "new" or a dash: nothing to escape
+
+
+def rows_change(now: int | None, before: int | None, comparable: bool) -> Markup:
+    """Return the change of a row count, or "not comparable" across countings."""
+    return Markup(_rows_change(now, before, comparable))
+
+
+def _rows_columns(row: StageChange, comparable: bool) -> str:
+    """Return a compared stage's input and output rows: now, before and the change, each."""
+    cells = []
+    for field in ROWS:
+        now, a = _rows_tds(row.now, field)
+        before, b = _rows_tds(row.before, field)
+        cells.append(f'{now}{before}<td class="num">{_rows_change(a, b, comparable)}</td>')
+    return "".join(cells)
 
 
 def comparison_rows(rows: Sequence[StageChange], comparable: bool = True) -> Markup:
     """Return the comparison table's stage rows, as ``_runs.html`` printed them cell by cell.
 
-    Built as one string: every recurring run's page has the section, and its template loop
-    was most of rendering it. ``comparable``: whether the two runs count rows alike.
+    Built as one string, from the cells as text: every recurring run's page has the section,
+    and its template loop was most of rendering it. ``comparable``: whether the two runs
+    count rows alike.
     """
     out = []
     for row in rows:
-        cells = [f'<tr><th scope="row">{esc(row.stage_id)}</th>']
-        for field, cell in COMPARED:
-            a, b = row.figures(field)
-            if field in ROW_FIELDS:
-                shown = rows_change(a, b, comparable)
-                now, before = _rows_cell(row.now, field), _rows_cell(row.before, field)
-                cells.append(f'{now}{before}<td class="num">{shown}</td>')
-                continue
-            cells.append(f'{cell(a)}{cell(b)}<td class="num">{esc(change(a, b))}</td>')
-        cells.append("</tr>\n")
-        out.append("".join(cells))
+        now, before = row.now, row.before
+        a = None if now is None else now.duration_ms
+        b = None if before is None else before.duration_ms
+        took = f'{duration_td(a)}{duration_td(b)}<td class="num">{change(a, b)}</td>'
+        a = None if now is None else now.tasks
+        b = None if before is None else before.tasks
+        tasks = f'{num_td(a)}{num_td(b)}<td class="num">{change(a, b)}</td>'
+        out.append(
+            f'<tr><th scope="row">{esc(row.stage_id)}</th>{took}{tasks}'
+            f"{_rows_columns(row, comparable)}</tr>\n"
+        )
     return Markup("".join(out))
 
 
@@ -128,18 +139,14 @@ def side_by_side_rows(rows: Sequence[StageChange], comparable: bool = True) -> M
     """
     out = []
     for row in rows:
+        now, before = row.now, row.before
         cells = [f'<tr><th scope="row">{esc(row.stage_id)}</th>\n']
         for field in _TIMED:
-            a, b = row.figures(field)
-            cells.append(
-                f'{duration_cell(a)}{duration_cell(b)}<td class="num">{esc(change(a, b))}</td>'
-            )
-        a, b = row.figures("failed")
-        cells.append(f"{num_cell(a)}{num_cell(b)}\n")
-        for field in ROWS:
-            a, b = row.figures(field)
-            now, before = _rows_cell(row.now, field), _rows_cell(row.before, field)
-            cells.append(f'{now}{before}<td class="num">{rows_change(a, b, comparable)}</td>')
-        cells.append("</tr>\n")
+            a = None if now is None else getattr(now, field)
+            b = None if before is None else getattr(before, field)
+            cells.append(f'{duration_td(a)}{duration_td(b)}<td class="num">{change(a, b)}</td>')
+        a = None if now is None else now.failed
+        b = None if before is None else before.failed
+        cells.append(f"{num_td(a)}{num_td(b)}\n{_rows_columns(row, comparable)}</tr>\n")
         out.append("".join(cells))
     return Markup("".join(out))

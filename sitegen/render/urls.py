@@ -203,7 +203,7 @@ def sql_engine_file(name: str) -> PurePosixPath:
 
 def api_href(template: str, **segments: str) -> str:
     """Return the site-root-relative link to an endpoint's exact-body file (``layout``'s)."""
-    encoded_segments = {k: quote(v, safe="") for k, v in segments.items()}
+    encoded_segments = {k: encoded_segment(v) for k, v in segments.items()}
     return "api/" + "/".join(endpoint_parts(BY_TEMPLATE[template], **encoded_segments))
 
 
@@ -233,12 +233,19 @@ def root_of(page: PurePosixPath) -> str:
     return "../" * (len(page.parts) - 1)
 
 
-# Every page links to the same few files (assets, nav, its job's API files): remember them.
+# A page names its job's id in a dozen links, and every page the same few files (assets,
+# nav): remember them.
+@functools.lru_cache(maxsize=4096)
+def encoded_segment(text: str) -> str:
+    """Return one segment of a relative URL percent-encoded (all but letters, digits, ``_.-~``)."""
+    # safe="" also encodes "%", so an id like "a%2Fb" stays a literal directory name on file://.
+    return quote(text, safe="")
+
+
 @functools.lru_cache(maxsize=4096)
 def encoded(target: PurePosixPath | str) -> str:
     """Return a site file's path as a relative URL, every segment percent-encoded."""
-    # safe="" also encodes "%", so an id like "a%2Fb" stays a literal directory name on file://.
-    return "/".join(quote(part, safe="") for part in PurePosixPath(target).parts)
+    return "/".join(map(encoded_segment, PurePosixPath(target).parts))
 
 
 def href(page: PurePosixPath, target: PurePosixPath | str, fragment: str = "") -> str:
