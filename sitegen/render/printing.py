@@ -63,7 +63,12 @@ class PlainCallContext(Context):
 
 
 class PrintingEnvironment(jinja2.Environment):
-    """A Jinja environment whose templates print through ``print_html``."""
+    """A Jinja environment whose templates print through ``print_html``.
+
+    ``print_html`` is ``htmlsafe.finalize`` and escaping in one: the environment is made with
+    that ``finalize`` (``render.templates.environment``), which Jinja still applies to the
+    templates' constants when it compiles them.
+    """
 
     code_generator_class = PrintingCodeGenerator
     context_class = PlainCallContext
