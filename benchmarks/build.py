@@ -267,10 +267,14 @@ def _pinned(cpus: set[int] | None) -> Any:
 
 
 def run_build(
-    log_dir: Path | str, out: Path | str, *extra: str, cpus: set[int] | None = None
+    log_dir: Path | str,
+    out: Path | str,
+    *extra: str,
+    cpus: set[int] | None = None,
+    checkout: Path | None = None,
 ) -> Run:
     """Run `sitegen build` as a subprocess (on ``cpus``, if given); return seconds, peak
-    tree RSS and its output."""
+    tree RSS and its output. ``checkout``: build with that checkout's sitegen."""
     settle()
     cmd = [
         sys.executable,
@@ -289,6 +293,8 @@ def run_build(
     # PYTHONSAFEPATH: `-m` would put the working directory first on the path, so a build run
     # from a checkout imported that checkout's sitegen whatever PYTHONPATH named.
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
@@ -321,7 +327,7 @@ def run_build(
     return (
         seconds,
         peak,
-        f"CPU {user + system:.1f} s in all processes ({user:.1f} user, {system:.1f} kernel); "
+        f"CPU {user + system:.2f} s in all processes ({user:.2f} user, {system:.2f} kernel); "
         f"{first}",
     )
 

@@ -17,6 +17,12 @@ Prints, each figure the median of ``--runs`` runs in this one process's run:
 Run it on an otherwise idle machine: a 2-process build suffers more from other load than the
 1-process naive one. ``PYTHONPATH=<another checkout>`` measures that checkout's sitegen with
 the same script (how the "before" figures of docs/performance.md were made).
+
+``--against <another checkout>`` prints instead, for the same two corpora:
+- D: this checkout's build against that one's, alternated pair by pair (``--pairs``), each
+  build's CPU (every process of it, user and kernel) and their ratio, the median of the pairs':
+  the pipeline issue's "no more CPU a job than the code before". ``--work-dir /dev/shm/cpu``
+  keeps a loaded disk's kernel time out of it.
 """
 
 from __future__ import annotations
@@ -140,6 +146,32 @@ def step_split(log_dir: Path, out: Path, count: int, runs: int) -> tuple[float, 
     return total * scale, split
 
 
+def build_cpu(line: str) -> float:
+    """Return the CPU seconds (user plus kernel) in ``run_build``'s line."""
+    return float(line.split()[1])
+
+
+def against(other: Path, corpora: list[tuple[str, Path, int]], out: Path, pairs: int) -> None:
+    """Print line D: this checkout's full builds against ``other``'s, alternated."""
+    this = Path(sitegen.__file__).parent.parent
+    print(f"D this checkout ({this}) against {other}, {pairs} pairs, alternated:")
+    for label, logs, jobs in corpora:
+        build.floor(logs)
+        mine, theirs = [], []
+        for _ in range(pairs):
+            for checkout, found in ((this, mine), (other, theirs)):
+                shutil.rmtree(out, ignore_errors=True)
+                _, _, line = build.run_build(logs, out, checkout=checkout)
+                found.append(build_cpu(line))
+        ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
+        print(
+            f"  {label}: CPU a job {statistics.median(mine) * 1000 / jobs:.2f} ms against "
+            f"{statistics.median(theirs) * 1000 / jobs:.2f} ms: {statistics.median(ratios):.3f}x "
+            f"(pairs: {', '.join(f'{r:.3f}' for r in ratios)}; target <= 1.0)"
+        )
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -149,10 +181,23 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each figure (the median)")
     parser.add_argument("--split-jobs", type=int, default=400, help="small jobs in the split")
     parser.add_argument("--work-dir", type=Path, default=Path(".bench"))
+    parser.add_argument("--against", type=Path, help="another checkout: print line D only")
+    parser.add_argument("--pairs", type=int, default=5, help="alternated pairs of line D")
     args = parser.parse_args()
     work, runs = args.work_dir, args.runs
     compileall.compile_dir(Path(sitegen.__file__).parent, quiet=1)
     print(f"sitegen from {Path(sitegen.__file__).parent}")
+    if args.against is not None:
+        other = args.against.resolve()
+        compileall.compile_dir(other / "sitegen", quiet=1)
+        small = build.corpus(work / f"corpus-{args.small_jobs}x2x10", args.small_jobs, 2, 10)
+        big = build.corpus(work / f"corpus-{args.jobs}x4x200", args.jobs, 4, 200)
+        corpora = [
+            (f"{args.small_jobs:,} small jobs", small, args.small_jobs),
+            (f"{args.jobs:,} jobs x 800 tasks", big, args.jobs),
+        ]
+        against(other, corpora, work / "out" / "against", args.pairs)
+        return
 
     big = build.corpus(work / f"corpus-{args.jobs}x4x200", args.jobs, 4, 200)
     build.floor(big)  # the page cache holds the logs for every contestant

@@ -138,6 +138,37 @@ def test_cpu_benchmark_smoke_run(tmp_path: Path) -> None:
     assert sum(steps) == pytest.approx(float(total.group(1)), abs=0.02)
 
 
+def test_cpu_benchmark_against_another_checkout(tmp_path: Path) -> None:
+    """Line D alternates two checkouts' builds (here this one twice) and prints their ratio."""
+    run = run_script(
+        "cpu.py",
+        "--jobs",
+        "2",
+        "--small-jobs",
+        "6",
+        "--pairs",
+        "2",
+        "--against",
+        str(ROOT),
+        "--work-dir",
+        str(tmp_path),
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"against {ROOT}, 2 pairs" in run.stdout
+    lines = re.findall(
+        r"^  (6 small jobs|2 jobs x 800 tasks): CPU a job ([0-9.]+) ms against ([0-9.]+) ms: "
+        r"([0-9.]+)x \(pairs: ([0-9.]+), ([0-9.]+);",
+        run.stdout,
+        re.M,
+    )
+    assert [line[0] for line in lines] == ["6 small jobs", "2 jobs x 800 tasks"]
+    for _, mine, theirs, ratio, *pairs in lines:
+        assert float(mine) > 0 and float(theirs) > 0
+        assert 0.2 < float(ratio) < 5  # the same code on both sides
+        assert min(map(float, pairs)) <= float(ratio) <= max(map(float, pairs))
+    assert not re.search(r"^[ABC] ", run.stdout, re.M)  # line D alone
+
+
 def test_readonce_benchmark_smoke_run(tmp_path: Path) -> None:
     """A tiny run of benchmarks/readonce.py: each log read once by a build in one process."""
     run = run_script("readonce.py", "--jobs", "4", "--tasks", "5", "--work-dir", str(tmp_path))
