@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sitegen.model import StageFigures
 from sitegen.render.pages import PageRenderer
-from sitegen.render.runs import StageChange, comparison_rows
+from sitegen.render.runs import StageChange, comparison_rows, side_by_side_rows
 
 # The loop ``_runs.html`` printed the rows with, cell by cell: the reference bytes.
 LOOP = """\
@@ -31,9 +31,29 @@ LOOP = """\
 {% endfor %}"""
 
 
+# The loop ``compare.html`` printed its stage rows with (``c`` the page's comparison).
+SIDE_BY_SIDE_LOOP = """\
+{% for row in rows %}
+<tr><th scope="row">{{ row.stage_id }}</th>
+{% for f in ("duration_ms", "task_median_ms", "task_max_ms") %}{% set a, b = row.figures(f) %}\
+{{ a|duration_cell }}{{ b|duration_cell }}<td class="num">{{ change(a, b) }}</td>{% endfor %}
+{% set a, b = row.figures("failed") %}{{ a|num_cell }}{{ b|num_cell }}
+{% for f in ("input_rows", "output_rows") %}{% set a, b = row.figures(f) %}\
+{{ (row.now|attr(f) if row.now else none)|stage_rows_cell(row.now.tasks if row.now else 0) }}\
+{{ (row.before|attr(f) if row.before else none)|stage_rows_cell(row.before.tasks if row.before \
+else 0) }}<td class="num">{{ rows_change(a, b, comparable) }}</td>{% endfor %}
+</tr>
+{% endfor %}"""
+
+
 @functools.cache
 def loop() -> jinja2.Template:
     return PageRenderer().env.from_string(LOOP)
+
+
+@functools.cache
+def side_by_side_loop() -> jinja2.Template:
+    return PageRenderer().env.from_string(SIDE_BY_SIDE_LOOP)
 
 
 figures = st.builds(
@@ -43,6 +63,9 @@ figures = st.builds(
     tasks=st.integers(0, 10**7),
     input_rows=st.integers(0, 10**15),
     output_rows=st.integers(0, 10**15),
+    failed=st.integers(0, 10**4),
+    task_median_ms=st.none() | st.integers(0, 10**9),
+    task_max_ms=st.none() | st.integers(0, 10**9),
 )
 changes = st.builds(
     StageChange,
@@ -56,6 +79,15 @@ changes = st.builds(
 @given(st.lists(changes, max_size=6))
 def test_comparison_rows_are_the_template_loop_byte_for_byte(rows: list[StageChange]) -> None:
     assert str(comparison_rows(rows)) == loop().render(rows=rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(changes, max_size=6), st.booleans())
+def test_side_by_side_rows_are_the_compare_pages_loop_byte_for_byte(
+    rows: list[StageChange], comparable: bool
+) -> None:
+    expected = side_by_side_loop().render(rows=rows, comparable=comparable)
+    assert str(side_by_side_rows(rows, comparable)) == expected
 
 
 def test_log_text_in_a_stage_id_is_escaped_and_its_controls_shown() -> None:
