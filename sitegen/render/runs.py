@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from sitegen.model import StageFigures
-from sitegen.render.cells import duration_td, num_td, rows_td, stage_rows_td
+from sitegen.render.cells import duration_td, num_td, recorded, rows_td, stage_rows_td
 from sitegen.text.formatting import NONE
 from sitegen.text.htmlsafe import esc
 
@@ -57,9 +57,7 @@ def _figure(stage: StageFigures | None, field: str) -> int | None:
     if stage is None:
         return None
     value: int = getattr(stage, field)
-    if field in ROW_FIELDS and value == 0 and stage.tasks:
-        return None
-    return value
+    return recorded(value, stage.tasks) if field in ROW_FIELDS else value
 
 
 def compare(now: Sequence[StageFigures], before: Sequence[StageFigures]) -> list[StageChange]:
@@ -80,7 +78,7 @@ def _rows_tds(stage: StageFigures | None, field: str) -> tuple[str, int | None]:
     if stage is None:
         return rows_td(None), None
     value: int = getattr(stage, field)
-    return stage_rows_td(value, stage.tasks), (None if value == 0 and stage.tasks else value)
+    return stage_rows_td(value, stage.tasks), recorded(value, stage.tasks)
 
 
 def _rows_change(now: int | None, before: int | None, comparable: bool) -> str:
