@@ -11,13 +11,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from sitegen.builder.contexts import peek
+from sitegen.builder.map import jobs, pool
 from sitegen.builder.map.context import MapContext
 from sitegen.builder.map.jobs import process_log, root_parents
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
+from sitegen.builder.state.identity import log_digest
+from sitegen.builder.state.store import open_published
 from sitegen.eventlog import rawlog, sources
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.limits import DEFAULT_LIMITS
@@ -135,6 +139,45 @@ def test_logs_past_the_limits_build_the_same_site(
     once = tree(tmp_path / "once")
     assert any(name.endswith("eventlog.gz") for name in once)
     assert once == tree(tmp_path / "twice") == tree(tmp_path / "streamed")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_log_is_hashed_once_where_its_bytes_are_read_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    # Kept bytes or not (none in a full build's workers, here none at all), the map step
+    # takes the digest the peek made: each log is hashed once a build, in whichever process.
+    logs = log_dir(tmp_path / "logs")
+    monkeypatch.setattr(peek, "PASS_ON_BYTES", 0)
+    monkeypatch.setattr(pool, "MIN_ITEMS", 1)  # 4 logs: workers even so
+    hashed = tmp_path / "hashed"
+    hashed.mkdir()
+
+    def counted(path: Any, held: bytes | None = None) -> str:
+        (hashed / f"{os.getpid()}-{Path(str(path)).name}").write_text("")
+        return log_digest(path, held)
+
+    monkeypatch.setattr(jobs, "log_digest", counted)
+    build(BuildOptions(logs, tmp_path / "site", workers=workers))
+    assert not list(hashed.iterdir())  # the map step hashed none: every log was peeked
+    state = open_published(tmp_path / "site") or pytest.fail("no state")
+    stored = dict(state.db.execute("SELECT key, sha256 FROM log").fetchall())
+    state.close()
+    assert stored == {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in logs.iterdir()}
+
+
+def test_a_log_list_hands_each_noted_digest_to_its_log_file(tmp_path: Path) -> None:
+    found = discover(log_dir(tmp_path / "logs"))
+    assert [log.sha256 for log in found] == ["", "", "", ""]
+    found.note_digest(2, "ab" * 32)
+    assert [log.sha256 for log in found] == ["", "", "ab" * 32, ""]
+    more = discover(log_dir(tmp_path / "more"))
+    more.note_digest(0, "cd" * 32)
+    found.extend(more)
+    assert [log.sha256 for log in found] == ["", "", "ab" * 32, "", "cd" * 32, "", "", ""]
+    found.replace(2, msgspec.structs.replace(found[2], sha256=""))  # not known: another log
+    found.note_digest(3, "")
+    assert [log.sha256 for log in found] == ["", "", "", "", "cd" * 32, "", "", ""]
 
 
 def test_a_damaged_archive_is_not_held(tmp_path: Path) -> None:

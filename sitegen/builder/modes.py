@@ -29,7 +29,7 @@ from sitegen.builder.report import BuildReport
 from sitegen.builder.select.selection import Selection, choose
 from sitegen.builder.state.peeked_runs import PeekRow
 from sitegen.builder.state.records import Chosen, LogOutcome
-from sitegen.builder.state.schema import run_source
+from sitegen.builder.state.schema import run_source, source_digest
 from sitegen.builder.state.store import State
 from sitegen.builder.state.writes import Put
 from sitegen.diagnose.recurring import Run
@@ -184,11 +184,14 @@ class BuildSteps(ABC):
 
     def _peek_rows(self, which: Sequence[int], peeks: Iterable[Peeked | None]) -> Iterator[PeekRow]:
         """Yield the state's row of each log that could be peeked at, noting its forecast."""
-        keys = self.run.logs.keys
+        logs = self.run.logs
+        keys = logs.keys
         for n, found in zip(which, peeks, strict=True):
             if found:
                 told, summary = found
                 self.forecasts[n] = forecast(told, summary)
+                # The map step takes its digest, wherever it runs: hashed once a build.
+                logs.note_digest(n, source_digest(told.source, keys[n]))
                 yield n, keys[n], told, summary
 
     def select(self) -> tuple[Chosen, set[int]]:
@@ -270,10 +273,6 @@ class BuildSteps(ABC):
 
     def render_again(self) -> None:
         """Map again the logs whose pages a new context or publication needs rendered."""
-        run = self.run
-        # Idle through the reduce, the workers would count with what this process holds then.
-        # The few logs rendered again rarely need a pool.
-        run.mapper.rest()
         written = [n for n in self.again if n in self.results]
         foresight.discard_renders(self.pages, self.staging, written, self.results)
         contexts = foresight.full_contexts(self.state, _with_context(self.again))

@@ -30,6 +30,8 @@ class LogFile(msgspec.Struct, frozen=True, gc=False):
     key: str = ""
     # Why the log is not read at all (a FIFO, a link out of the log dirs: see filekind).
     skip: str = ""
+    # Its SHA-256 (hex) where a peek of this build hashed it already ("": not known).
+    sha256: str = ""
 
     @property
     def path(self) -> LogPath:
@@ -38,6 +40,9 @@ class LogFile(msgspec.Struct, frozen=True, gc=False):
 
 
 RUNNING = ".eventlog.running"
+# A SHA-256's bytes, and the digest of a log not hashed (``LogList.note_digest``).
+_DIGEST = 32
+_NO_DIGEST = bytes(_DIGEST)
 
 
 def label_of(key: str) -> str:
@@ -86,6 +91,9 @@ class LogList(Sequence[LogFile]):
         # span of positions: made at the first search, after the logs are all added.
         self._where: dict[str, int] | None = None
         self._spans: list[tuple[int, int]] = []
+        # Each log's SHA-256 once a peek hashed it, 32 bytes a log (zeros: not known), made
+        # at the first: the map step, in whichever process, need not hash the log again.
+        self._digests: bytearray | None = None
 
     @classmethod
     def of(cls, logs: Iterable[LogFile]) -> LogList:
@@ -145,6 +153,27 @@ class LogList(Sequence[LogFile]):
         self.sizes[n] = log.size
         self.times[n] = log.mtime_ns
         self._where = None
+        self.note_digest(n, "")
+
+    def note_digest(self, n: int, sha256: str) -> None:
+        """Note the ``n``-th log's SHA-256 as a peek found it ("": forget it)."""
+        found = self._digests
+        if found is None:
+            if not sha256:
+                return
+            found = self._digests = bytearray()
+        at = n * _DIGEST
+        if len(found) < at + _DIGEST:  # logs were added since it was made
+            found += bytes(_DIGEST * len(self.keys) - len(found))
+        found[at : at + _DIGEST] = bytes.fromhex(sha256) if sha256 else _NO_DIGEST
+
+    def _digest(self, n: int) -> str:
+        """Return the ``n``-th log's SHA-256 if a peek noted it, else ""."""
+        found = self._digests
+        if found is None or len(found) < (n + 1) * _DIGEST:
+            return ""
+        digest = found[n * _DIGEST : (n + 1) * _DIGEST]
+        return "" if digest == _NO_DIGEST else digest.hex()
 
     def extend(self, other: LogList) -> None:
         """Append the logs of ``other``."""
@@ -157,6 +186,9 @@ class LogList(Sequence[LogFile]):
         self.times += other.times
         self._odd.update((n + offset, log) for n, log in other._odd.items())
         self._where = None
+        if other._digests is not None:
+            for n in range(len(other.keys)):
+                self.note_digest(offset + n, other._digest(n))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -175,13 +207,15 @@ class LogList(Sequence[LogFile]):
         if not 0 <= n < len(self.keys):
             raise IndexError(n)
         odd = self._odd.get(n)
+        digest = self._digest(n)
         if odd is not None:
-            return odd
+            return msgspec.structs.replace(odd, sha256=digest) if digest else odd
         name = self.names[n]
         parsed = split_name(name)
         assert parsed is not None  # only log names are listed
         directory = self._dirs[bisect_left(self._starts, n + 1) - 1]
-        return LogFile(directory, name, *parsed, self.sizes[n], self.times[n], self.keys[n])
+        key = self.keys[n]
+        return LogFile(directory, name, *parsed, self.sizes[n], self.times[n], key, "", digest)
 
     def __iter__(self) -> Iterator[LogFile]:
         return (self[n] for n in range(len(self.keys)))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
+from sitegen.builder.map.chunks import GUIDE, guided
 from sitegen.builder.map.jobs import (
     OnResult,
     Progress,
@@ -61,10 +62,6 @@ WINDOW = 4
 # long after the others.
 CHUNK = 64
 CHUNK_BYTES = 8 << 20
-# Chunks shrink towards the end of a map: each is at most 1 / (GUIDE x threads) of what is
-# left. With chunks of 64 small logs (or 17 of 800 tasks) cut evenly, one worker mapped the
-# last chunk alone for up to half a second while the other waited.
-GUIDE = 2
 # The most items of one task of ``DaskMapper.each`` (peeks): its results come back whole.
 EACH_CHUNK = 1024
 S = TypeVar("S")
@@ -377,6 +374,11 @@ class DaskMapper:
             finally:
                 task.release()
 
+    def compute(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> Generator[R]:
+        """Yield ``fn(shared, item)`` here: the cluster's workers may lack pyarrow, say."""
+        for item in items:
+            yield fn(shared, item)
+
     def rest(self) -> None:
         """Nothing to stop: the workers are the cluster's, and hold nothing between maps."""
 
@@ -424,34 +426,18 @@ def _each_chunk(fn: Callable[[S, T], R], shared: S, items: Opaque[list[T]]) -> l
 def _chunks(
     numbers: list[int], threads: int, weights: Sequence[int] | None = None
 ) -> list[list[int]]:
-    """Cut ``numbers`` into chunks that shrink towards the end (guided self-scheduling).
+    """Cut ``numbers`` into chunks that shrink towards the end (``chunks.guided``).
 
-    A chunk holds at most ``CHUNK`` logs and ``CHUNK_BYTES`` of them, and at most a
-    ``1 / (GUIDE x threads)`` share of the logs (and of their bytes) still to cut: the last
-    chunks are a log or two, so no worker maps a long chunk alone while the others wait.
+    A chunk holds at most ``CHUNK`` logs and ``CHUNK_BYTES`` of them (``weights``: each log's
+    bytes, by number); the last chunks are a log or two.
     """
-    chunks: list[list[int]] = []
-    left = len(numbers)
-    left_bytes = sum(weights[n] for n in numbers) if weights is not None else 0
-    share = GUIDE * threads
+    sizes = [0] * len(numbers) if weights is None else [weights[n] for n in numbers]
+    cut: list[list[int]] = []
     at = 0
-    while at < len(numbers):
-        most = max(1, min(CHUNK, -(-left // share)))
-        most_bytes = max(1, min(CHUNK_BYTES, -(-left_bytes // share)))
-        chunk = [numbers[at]]
-        held = weights[numbers[at]] if weights is not None else 0
-        at += 1
-        while at < len(numbers) and len(chunk) < most:
-            weight = weights[numbers[at]] if weights is not None else 0
-            if held + weight > most_bytes:
-                break
-            chunk.append(numbers[at])
-            held += weight
-            at += 1
-        chunks.append(chunk)
-        left -= len(chunk)
-        left_bytes -= held
-    return chunks
+    for length in guided(sizes, threads, CHUNK, CHUNK_BYTES):
+        cut.append(numbers[at : at + length])
+        at += length
+    return cut
 
 
 def _even_chunks(count: int, threads: int) -> list[list[int]]:

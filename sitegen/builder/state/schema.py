@@ -426,6 +426,11 @@ def run_source(sha256: str, key: str) -> str:
     return sha256 + key
 
 
+def source_digest(source: str, key: str) -> str:
+    """Return the log digest of a run's ``source`` (``run_source``'s; "": none was made)."""
+    return source.removesuffix(key)
+
+
 def chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     """Split ``items`` into lists SQLite takes as bound parameters (at most 500)."""
     for start in range(0, len(items), 500):
