@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -112,38 +111,6 @@ def test_a_new_log_rewrites_only_the_newest_segment(segmented: tuple[Path, Path]
     assert report.publish is not None and report.publish.changed is not None
     assert changed <= set(report.publish.changed)
     assert job_ids(site) == listed(site) and len(job_ids(site)) == 11
-
-
-# Where ``_noted`` notes each segment made, and in which process.
-MADE_IN = "SITEGEN_TEST_SEGMENTS_MADE_IN"
-_segment_files = datafiles.segment_files
-
-
-def _noted(shared: None, rows: datafiles.SegmentRows) -> list[datafiles.TableFile]:
-    """Make a segment's files as the build does, noting which process made them."""
-    (Path(os.environ[MADE_IN]) / f"{rows.segment}-{os.getpid()}").write_text("")
-    return _segment_files(shared, rows)
-
-
-def test_a_full_builds_segments_are_made_on_its_workers_byte_for_byte(
-    segmented: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    logs, alone = segmented
-    made_in = tmp_path / "made-in"
-    made_in.mkdir()
-    monkeypatch.setenv(MADE_IN, str(made_in))  # the workers are forked in the build
-    monkeypatch.setattr(datafiles, "segment_files", _noted)
-    site = tmp_path / "workers"
-    build(BuildOptions(logs, site, workers=2))
-    made = {name.split("-")[0]: int(name.split("-")[1]) for name in os.listdir(made_in)}
-    assert sorted(made) == ["0", "1", "2"] and os.getpid() not in made.values()
-    assert data_tree(site) == data_tree(alone)
-    # An incremental build starts no workers for its one segment: made in the build's process.
-    for name in os.listdir(made_in):
-        (made_in / name).unlink()
-    dated_logs(logs, 1, first=10)
-    build(BuildOptions(logs, site, workers=2))
-    assert os.listdir(made_in) == [f"2-{os.getpid()}"]
 
 
 def test_a_removed_log_leaves_its_segment_and_an_emptied_one_goes(

@@ -273,6 +273,9 @@ class BuildSteps(ABC):
 
     def render_again(self) -> None:
         """Map again the logs whose pages a new context or publication needs rendered."""
+        # Idle through the reduce, the workers would count with what this process holds then.
+        # The few logs rendered again rarely need a pool.
+        self.run.mapper.rest()
         written = [n for n in self.again if n in self.results]
         foresight.discard_renders(self.pages, self.staging, written, self.results)
         contexts = foresight.full_contexts(self.state, _with_context(self.again))

@@ -123,10 +123,8 @@ def _steps(run: BuildRun, site: Publishing, progress: Progress | None) -> BuildR
         if run.state is not None and (unchanged := no_op(run)) is not None:
             return unchanged
         # There is work to do: only now load the renderers (Jinja, Markdown, SVG).
-        from sitegen.builder.contexts.foresight import regressed, stored_records
         from sitegen.builder.modes import FullBuild, PublishedBefore, UpdateBuild
-        from sitegen.builder.reduce.datafiles import write_data
-        from sitegen.builder.reduce.site import reduce
+        from sitegen.builder.reduce.site import DataChange, reduce
 
         limits = log_limits(run.options, run.stamp, run.renaming)
         map_context = for_build(run.options, limits, tuple(run.notes.dirs), run.fingerprint)
@@ -152,15 +150,9 @@ def _steps(run: BuildRun, site: Publishing, progress: Progress | None) -> BuildR
             phases.done("run_contexts")
             before = PublishedBefore(steps, changed)
             report = make_report(run, state, chose, rebuilt=len(steps.results))
-            records = stored_records(state)
             # The SQL tables change with the logs mapped (those rendered again too), removed,
-            # published or left out anew: known only now. Their files are made on the build's
-            # workers, which then rest: idle, they would count with what the reduce holds.
-            tables = None
-            if map_context.data:
-                changed_keys, extra = steps.data_changed(), regressed(records)
-                tables = write_data(state, steps.writer, changed_keys, extra, run.mapper.compute)
-            run.mapper.rest()
+            # published or left out anew: known only now.
+            data = DataChange(steps.data_changed()) if map_context.data else None
             site_files = reduce(
                 state,
                 steps.writer,
@@ -169,8 +161,7 @@ def _steps(run: BuildRun, site: Publishing, progress: Progress | None) -> BuildR
                 report.problems,
                 run.stamp,
                 moments,
-                records,
-                tables,
+                data,
             )
             phases.done("reduce")
             steps.put_in_place(report, site_files, before)

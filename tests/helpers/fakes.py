@@ -205,7 +205,6 @@ class RecordingMapper:
     prepared: list[bool] = field(default_factory=list)  # each ``prepare``'s maps_every_log
     mapped: list[list[str]] = field(default_factory=list)  # each ``map``'s log keys, in order
     each_calls: list[tuple[str, int]] = field(default_factory=list)  # (function, items)
-    compute_calls: list[tuple[str, int]] = field(default_factory=list)  # the same, ``compute``'s
     rests: int = 0
     closes: int = 0
 
@@ -240,12 +239,6 @@ class RecordingMapper:
     ) -> Generator[R]:
         """Yield ``fn(shared, item)`` for each item, here."""
         self.each_calls.append((getattr(fn, "__name__", repr(fn)), len(items)))
-        for item in items:
-            yield fn(shared, item)
-
-    def compute(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> Generator[R]:
-        """Yield ``fn(shared, item)`` for each item, here."""
-        self.compute_calls.append((getattr(fn, "__name__", repr(fn)), len(items)))
         for item in items:
             yield fn(shared, item)
 

@@ -374,11 +374,6 @@ class DaskMapper:
             finally:
                 task.release()
 
-    def compute(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> Generator[R]:
-        """Yield ``fn(shared, item)`` here: the cluster's workers may lack pyarrow, say."""
-        for item in items:
-            yield fn(shared, item)
-
     def rest(self) -> None:
         """Nothing to stop: the workers are the cluster's, and hold nothing between maps."""
 

@@ -2,9 +2,8 @@
 
 A build asks its mapper to get ready (``prepare``: the local pool forks its workers before the
 logs are listed when the build maps every log), to map the logs it picked into the staging
-directory (``map``: each log's outcome handed on in order), to do this machine's work that
-needs no log (``compute``: the SQL tables' files), to rest through the reduce, and to close.
-``builder.compose`` picks one from the options; nothing else asks which it is.
+directory (``map``: each log's outcome handed on in order), to rest through the reduce, and to
+close. ``builder.compose`` picks one from the options; nothing else asks which it is.
 """
 
 from __future__ import annotations
@@ -78,13 +77,6 @@ class Mapper(Protocol):
         the build.
         """
 
-    def compute(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> Generator[R]:
-        """Yield ``fn(shared, item)`` for each item in order, on this machine's cores.
-
-        For work that needs no log, only this machine's packages (the SQL tables' Parquet
-        files): the build's workers, while they are up, else this process.
-        """
-
     def rest(self) -> None:
         """Stop what holds memory while the reduce runs (a later map starts it again)."""
 
@@ -137,18 +129,6 @@ class LocalMapper:
         pool = self.early.pool
         workers = 1 if pool is None and len(items) < alone_below else self.workers
         with pool_map(functools.partial(fn, shared), items, workers, pool) as results:
-            yield from results
-
-    def compute(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> Generator[R]:
-        """Yield ``fn(shared, item)`` over the items: in the workers forked early, if they are up.
-
-        Never forks workers for it: forked late, each would start as large as this process.
-        """
-        pool = self.early.pool
-        if pool is None:
-            yield from (fn(shared, item) for item in items)
-            return
-        with pool_map(functools.partial(fn, shared), items, self.workers, pool) as results:
             yield from results
 
     def rest(self) -> None:

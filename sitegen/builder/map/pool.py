@@ -105,13 +105,11 @@ def pool_map(
     undoes what a dead worker may have left of each.
     """
     workers = workers or os.cpu_count() or 1
-    if pool is not None and getattr(pool, "_broken", False):
-        pool = None  # a worker of it died earlier: start afresh
-    # Workers already up take even a few items (they cost no start): a full build's few
-    # segments of SQL tables, each a large piece of work.
-    if workers == 1 or (pool is None and len(items) < MIN_ITEMS):
+    if workers == 1 or len(items) < MIN_ITEMS:
         yield map(fn, items)
         return
+    if pool is not None and getattr(pool, "_broken", False):
+        pool = None  # a worker of it died earlier: start afresh
     lengths = guided(weights or [0] * len(items), workers, CHUNK, CHUNK_BYTES)
     run = _Windowed(
         fn, items, list(itertools.accumulate(lengths, initial=0)), workers, killed, forget

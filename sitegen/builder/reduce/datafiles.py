@@ -14,9 +14,8 @@ one-liners read it).
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar, overload
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import orjson
 
@@ -49,38 +48,22 @@ def data_path(table: str, segment: int) -> str:
     return f"{DATA_DIR}/{table}/{segment:05d}.parquet"
 
 
-S = TypeVar("S")
-T = TypeVar("T")
-R = TypeVar("R")
-# What makes the segments' files (``Mapper.compute``): ``fn(shared, item)`` of each item, in
-# order, on this machine's cores.
-Compute = Callable[[Callable[[S, T], R], S, Sequence[T]], Generator[R]]
-
-
 def write_data(
     state: State,
     writer: SiteWriter,
     changed: Iterable[str] | None,
     regressions: Mapping[str, Finding],
-    compute: Compute[None, SegmentRows, list[TableFile]],
 ) -> set[str]:
     """Write the data files the build changed; return every data file the site holds.
 
     ``changed``: the keys of the logs mapped, removed, or published or left out anew (None:
     a full build, every log). ``regressions``: each run's regression finding, by job id,
-    listed in ``findings`` as findings.json lists it. The segments' files are made by
-    ``compute`` (a full build's on its workers: they were most of a serial reduce), written
-    here in order.
+    listed in ``findings`` as findings.json lists it.
     """
     dirty, to_place = state.data_changes(changed)
     dirty |= _place(state, to_place)
-    segments = sorted(dirty)
-    made = compute(segment_files, None, _Segments(state, segments, regressions))
-    with contextlib.closing(made):  # stopped early (a full disk), no segment is still made
-        for segment, tables in zip(segments, made, strict=True):
-            for table in tables:
-                writer.write(table.path, table.data)
-            state.set_data_files(segment, [table.entry(segment) for table in tables])
+    for segment in sorted(dirty):
+        _write_segment(state, writer, segment, regressions)
     files = state.data_files()
     if dirty or changed is None:
         writer.write(urls.DATA_MANIFEST, manifest(files))
@@ -109,77 +92,22 @@ def _place(state: State, jobs: list[tuple[str, int]]) -> set[int]:
     return {segment for segment, _ in placed}
 
 
-class SegmentRows(NamedTuple):
-    """One segment's jobs as the state keeps their rows, what its files are made from."""
-
-    segment: int
-    # Each job's rows (``encode_tables``' blobs), oldest first.
-    blobs: list[bytes]
-    # The regression finding of each of its jobs that regressed, by job id.
-    regressions: dict[str, Finding]
-
-
-class TableFile(NamedTuple):
-    """One table's file of a segment."""
-
-    table: str
-    path: str
-    rows: int
-    data: bytes
-
-    def entry(self, segment: int) -> DataFile:
-        """Return the state's record of the file."""
-        return DataFile(self.path, self.table, segment, self.rows, len(self.data))
-
-
-def segment_files(_: None, segment: SegmentRows) -> list[TableFile]:
-    """Return one segment's file of every table (none when it has no job now)."""
-    jobs = [decode_tables(blob) for blob in segment.blobs]
-    extra = segment.regressions
-    jobs = [with_findings(job, [extra[job.job_id]]) if job.job_id in extra else job for job in jobs]
-    return [
-        TableFile(
-            table,
-            data_path(table, segment.segment),
-            sum(j.rows(table) for j in jobs),
-            table_parquet(table, jobs),
-        )
-        for table in (TABLES if jobs else ())
+def _write_segment(
+    state: State, writer: SiteWriter, segment: int, regressions: Mapping[str, Finding]
+) -> None:
+    """Write one segment's file of every table (none when it has no job now)."""
+    jobs = [decode_tables(blob) for blob in state.segment_rows(segment)]
+    jobs = [
+        with_findings(job, [regressions[job.job_id]]) if job.job_id in regressions else job
+        for job in jobs
     ]
-
-
-class _Segments(Sequence[SegmentRows]):
-    """The rows of segments, read from the state as each is asked for (not all held at once)."""
-
-    def __init__(
-        self, state: State, segments: list[int], regressions: Mapping[str, Finding]
-    ) -> None:
-        self.state = state
-        self.segments = segments
-        self.regressions = regressions
-
-    def __len__(self) -> int:
-        """Return how many segments there are."""
-        return len(self.segments)
-
-    @overload
-    def __getitem__(self, index: int) -> SegmentRows: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[SegmentRows]: ...
-
-    def __getitem__(self, index: int | slice) -> SegmentRows | list[SegmentRows]:
-        """Return one segment's rows, or a list of them for a slice."""
-        if isinstance(index, slice):
-            return [self._rows(segment) for segment in self.segments[index]]
-        return self._rows(self.segments[index])
-
-    def _rows(self, segment: int) -> SegmentRows:
-        """Return one segment's rows and its jobs' regressions."""
-        rows = self.state.segment_rows(segment)
-        extra = self.regressions
-        found = {job_id: extra[job_id] for job_id, _ in rows if job_id in extra}
-        return SegmentRows(segment, [blob for _, blob in rows], found)
+    files = []
+    for table in TABLES if jobs else ():
+        path = data_path(table, segment)
+        data = table_parquet(table, jobs)
+        writer.write(path, data)
+        files.append(DataFile(path, table, segment, sum(j.rows(table) for j in jobs), len(data)))
+    state.set_data_files(segment, files)
 
 
 def manifest(files: Iterable[DataFile]) -> bytes:

@@ -8,9 +8,11 @@ what it is made from changed since the state last recorded it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
-from sitegen.builder.contexts.foresight import regressed
+from sitegen.builder.contexts.foresight import regressed, stored_records
+from sitegen.builder.reduce.datafiles import write_data
 from sitegen.builder.reduce.days import Days, SiteScope
 from sitegen.builder.reduce.schedulers import Changes, reduce_schedulers
 from sitegen.builder.state.store import State
@@ -40,6 +42,13 @@ from sitegen.render.pages import (
 from sitegen.render.schedulers import SchedulerRow, fleet_schedulers
 
 
+class DataChange(NamedTuple):
+    """What a build changed of the SQL tables: the logs it mapped, removed or (un)published."""
+
+    # Their keys; None: every log (a full build).
+    keys: Iterable[str] | None
+
+
 def reduce(
     state: State,
     writer: SiteWriter,
@@ -48,18 +57,17 @@ def reduce(
     problems: list[Problem],
     stamp: float,
     moments: set[int],
-    records: list[trend_pages.NameRecord],
-    tables: set[str] | None = None,
+    data: DataChange | None = None,
 ) -> set[str]:
     """Write the site-wide files that changed; return every site-wide file the site holds.
 
     ``moments`` holds the start times of the jobs that came, went or changed, or whose
     regressions did. The pages of the names whose runs changed are written already
-    (contexts/foresight.py), ``records`` holds their figures, ``tables`` the SQL tables' files
-    (written already; None: the site has none).
+    (contexts/foresight.py). ``data``: what changed of the SQL tables (None: the site has none).
     """
+    records = stored_records(state)
     extra = regressed(records)
-    held = set(tables or ())
+    held = set() if data is None else write_data(state, writer, data.keys, extra)
     # What each listing and trend page was made of last time (read once), and now.
     before = state.list_pages()
     signatures: dict[str, str] = {}

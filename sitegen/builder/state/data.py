@@ -81,13 +81,16 @@ class DataRows(Base):
         """Put jobs (by key) in segments."""
         self.db.executemany("UPDATE data_row SET segment = ? WHERE key = ?", placed)
 
-    def segment_rows(self, segment: int) -> list[tuple[str, bytes]]:
-        """Return the job id and rows of each job of one segment, oldest first."""
-        return self.db.execute(
-            "SELECT l.job_id, d.rows FROM data_row d JOIN log l USING (key) "
-            "WHERE d.segment = ? ORDER BY l.start_time, l.job_id",
-            (segment,),
-        ).fetchall()
+    def segment_rows(self, segment: int) -> list[bytes]:
+        """Return the rows of the jobs of one segment, oldest first."""
+        return [
+            blob
+            for (blob,) in self.db.execute(
+                "SELECT d.rows FROM data_row d JOIN log l USING (key) "
+                "WHERE d.segment = ? ORDER BY l.start_time, l.job_id",
+                (segment,),
+            )
+        ]
 
     def set_data_files(self, segment: int, files: Iterable[DataFile]) -> None:
         """Record the files of one segment (none: it was emptied)."""
