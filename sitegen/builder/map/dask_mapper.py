@@ -160,7 +160,7 @@ def _map_chunk(
             forget_claim(task)
     mapped: list[Mapped] = []
     for task in tasks:
-        # process_log by this module's name, not jobs._process_star: a test's worker preload
+        # process_log by this module's name, not jobs._process_encoded: a test's worker preload
         # (tests/helpers/dask_poison.py) replaces it here.
         outcome, parted = process_log(*task)
         # A job in its part dir shares its id with another log's: the reduce settles which
