@@ -13,6 +13,7 @@ from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
 from sitegen.cli import cli
 from sitegen.examples import EXAMPLE_LOG_DIR
+from sitegen.render.pager import pager_nav
 from sitegen.render.pages import PageRenderer
 from sitegen.render.templates import default_template_dir
 from tests.helpers.logs import FAILED_JOB, job_lines, write
@@ -85,6 +86,15 @@ def test_a_pager_links_first_previous_next_last_and_the_macro_prints_the_same() 
         f"{nav}{back.format(2)}<span>Page 3 of 3</span>\n</nav>\n",
     ]
     assert macro(n=1, c=1, href=href, w=words) == ""  # one page: no pager
+    # Its defaults and keywords are pager_nav's own.
+    plain = env.from_string('{% import "_macros.html" as m %}{{ m.pager(2, 3, href) }}')
+    keyed = env.from_string(
+        '{% import "_macros.html" as m %}{{ m.pager(2, 3, href, place="bottom") }}'
+    )
+    assert plain.render(href=href) == str(pager_nav(2, 3, href))
+    assert keyed.render(href=href) == str(pager_nav(2, 3, href, place="bottom"))
+    assert 'aria-label="Pages, bottom"' in keyed.render(href=href)
+    assert "« Newest</a>" in plain.render(href=href)
 
 
 def test_every_shipped_template_is_used(example_site: tuple[Path, BuildReport]) -> None:
