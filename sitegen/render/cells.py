@@ -86,14 +86,19 @@ _NOT_RECORDED = (
 )
 
 
+def unrecorded(value: int | None, ran: object) -> bool:
+    """Tell whether a row count was not recorded: 0 where tasks ran."""
+    return value == 0 and bool(ran)
+
+
 def recorded(value: int | None, ran: object) -> int | None:
     """Return a row count, or None when it is 0 where tasks ran (not recorded)."""
-    return None if value == 0 and ran else value
+    return None if unrecorded(value, ran) else value
 
 
 def stage_rows_td(value: int | None, ran: object) -> str:
     """Return a stage's row-count cell as text: ``not recorded`` for a 0 where tasks ran."""
-    return _NOT_RECORDED if value == 0 and ran else rows_td(value)
+    return _NOT_RECORDED if unrecorded(value, ran) else rows_td(value)
 
 
 def stage_rows_cell(value: int | None, ran: object) -> Markup:
@@ -103,7 +108,7 @@ def stage_rows_cell(value: int | None, ran: object) -> Markup:
 
 def rows_text(value: int | None, ran: object) -> str:
     """Return an exact row count (``12,345``), or ``not recorded`` for a 0 where tasks ran."""
-    return NOT_RECORDED if value == 0 and ran else number(value)
+    return NOT_RECORDED if unrecorded(value, ran) else number(value)
 
 
 def duration_td(ms: int | None) -> str:
