@@ -22,7 +22,7 @@ from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.builder.state.identity import log_digest
 from sitegen.builder.state.store import open_published
-from sitegen.eventlog import rawlog, sources
+from sitegen.eventlog import rawlog, sources, taskmetrics
 from sitegen.eventlog.discover import discover
 from sitegen.eventlog.limits import DEFAULT_LIMITS
 from sitegen.render.pages import PageRenderer
@@ -85,6 +85,29 @@ def test_a_full_build_opens_and_reads_each_log_once(
     # task table's rows: one open (a .gz one decompressed once, in memory).
     assert opens.opens == {p.name: 1 for p in logs.iterdir()}
     assert opens.read == on_disk
+
+
+def test_the_tables_take_each_taskends_extras_from_the_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pyarrow")
+    logs = log_dir(tmp_path / "logs")
+    with monkeypatch.context() as streamed:
+        # Streamed, a log's TaskEnd records are lean: their extras are read again.
+        streamed.setattr(rawlog, "HOLD_LIMIT", 0)
+        build(BuildOptions(logs, tmp_path / "streamed", workers=1, data=True))
+
+    def again(*args: Any) -> bool:
+        raise AssertionError("the log was read again for its TaskEnd extras")
+
+    # Held, each TaskEnd is decoded once, its launch time and metrics with the rest.
+    monkeypatch.setattr(taskmetrics, "_held", again)
+    monkeypatch.setattr(taskmetrics, "_scan", again)
+    report = build(BuildOptions(logs, tmp_path / "held", workers=1, data=True))
+    assert report.rebuilt == 4 and not report.problems
+    held = tree(tmp_path / "held")
+    assert any(name.startswith("data/tasks/") for name in held)
+    assert held == tree(tmp_path / "streamed")
 
 
 def test_the_map_step_takes_the_bytes_and_digest_the_peek_read(tmp_path: Path) -> None:

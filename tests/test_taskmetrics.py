@@ -1,4 +1,4 @@
-"""The TaskEnd records' extras read again: a held log in a few decodes, as line by line."""
+"""The TaskEnd records' extras: decoded by the reader, or read again in a few decodes or line by line."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from array import array
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from sitegen.eventlog import taskmetrics
+from sitegen.eventlog import schema, taskmetrics
 from sitegen.eventlog.reader import read_log
 from sitegen.eventlog.taskmetrics import MISSING, TaskExtras, task_columns, task_extras
 from tests.helpers.logs import job_lines, write
@@ -88,3 +89,38 @@ def test_task_columns_are_the_readers_fields(tmp_path: Path) -> None:
     assert columns.status == [t.status for t in read.tasks]
     assert list(columns.start) == [t.start_exec_time for t in read.tasks]
     assert list(columns.end) == [t.end_exec_time for t in read.tasks]
+
+
+# The changes after which a held log's TaskEnd records do not all carry their extras: the
+# reader reads that record as usual, and the extras are read again.
+UNMEASURED = {"a metric of text"}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_measured_read_gives_the_extras_read_again(tmp_path: Path, change: str) -> None:
+    path = write(tmp_path / "job.eventlog", job_lines("measured", retries=1))
+    path.write_bytes(CHANGES[change](path.read_bytes()))
+    held = path.read_bytes()
+    plain, measured = read_log(path, held), read_log(path, held, measured=True)
+    assert measured.measured is (change not in UNMEASURED)
+    assert not plain.measured
+    # The same records, the same fields the pages read, whatever else they carry.
+    fields = [f.name for f in msgspec.structs.fields(schema.TaskEnd)]
+    lean = [[getattr(t, f) for f in fields] for t in plain.tasks]
+    assert [[getattr(t, f) for f in fields] for t in measured.tasks] == lean
+    assert (measured.job_end, measured.classification) == (plain.job_end, plain.classification)
+    extras = task_extras(measured, held)
+    assert extras == task_extras(plain)  # line by line (_scan)
+    if measured.measured:
+        assert all(isinstance(t, schema.MeasuredTaskEnd) for t in measured.tasks)
+        if change == "as written":
+            assert MISSING not in extras.launch_time and MISSING not in extras.compute_ns
+
+
+def test_a_streamed_log_is_not_measured(tmp_path: Path) -> None:
+    # Not held: its records stay lean (a streamed log may hold 800,000 of them).
+    path = write(tmp_path / "job.eventlog", job_lines("streamed", retries=1))
+    read = read_log(path, None, measured=True)
+    assert read.job_end is not None and read.tasks and not read.measured
+    assert not any(isinstance(t, schema.MeasuredTaskEnd) for t in read.tasks)
+    assert task_extras(read) == task_extras(read_log(path, path.read_bytes(), measured=True))

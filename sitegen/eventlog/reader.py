@@ -52,6 +52,9 @@ class LogRead:
     stage_starts: list[schema.StageStart] = field(default_factory=list)
     stage_ends: list[schema.StageEnd] = field(default_factory=list)
     skipped_lines: int = 0
+    # Every one of ``tasks`` carries its launch time and metrics (``schema.MeasuredTaskEnd``):
+    # the SQL tables need not read the log again (``eventlog.taskmetrics``).
+    measured: bool = False
     binary_line: int | None = None
     unknown_kinds: Counter[str] = field(default_factory=Counter)
     # Whole lines that did not decode, by the kind they name ("": none): the first line
@@ -114,17 +117,22 @@ def read_log(
     path: str | os.PathLike[str] | LogObject,
     held: bytes | None = None,
     limits: LogLimits = DEFAULT_LIMITS,
+    measured: bool = False,
 ) -> LogRead:
     """Read and classify one log; never raises for what is inside the file.
 
     ``held`` is the plain log's bytes when the caller already read them; ``limits`` bound
-    the bytes the log and each of its lines may hold (see ``limits``).
+    the bytes the log and each of its lines may hold (see ``limits``). ``measured``: decode
+    each TaskEnd's launch time and metrics too, where the log is held (``LogRead.measured``).
     """
     path = as_log_path(path)
     result = LogRead(path=path, classification=Classification.INCOMPLETE)
     records = lineno = 0
     tasks = result.tasks
-    decode_task = schema.TASK_END_RECORD_DECODER.decode
+    # A streamed log's TaskEnd records stay lean: 100 bytes more a task is 80 MB at 800,000.
+    measuring = result.measured = measured and held is not None
+    plain_task = schema.TASK_END_RECORD_DECODER.decode
+    decode_task = schema.MEASURED_TASK_END_RECORD_DECODER.decode if measuring else plain_task
     decode_envelope = schema.ENVELOPE_DECODER.decode
     # Executor ids and statuses: a handful of values repeated in every TaskEnd. In a log too
     # big to hold (the streamed ones), sharing one string each as soon as a record is
@@ -143,11 +151,18 @@ def read_log(
             for lineno, line in reading:
                 # Fast path: TaskEnd is nearly every line; decode it in one pass.
                 if line.startswith(TASK_END_PREFIX):
+                    task: schema.TaskEnd | None
                     try:
                         task = decode_task(line).data
                     except msgspec.DecodeError:
-                        pass  # cut off, or an unexpected shape: the general path decides
-                    else:
+                        # Cut off, or an unexpected shape: the general path decides. A
+                        # measured one whose extras are of another shape is read as usual,
+                        # and its extras read again (eventlog.taskmetrics) as any other's.
+                        task = _plain_task(plain_task, line) if measuring else None
+                        if task is not None:
+                            result.measured = measuring = False
+                            decode_task = plain_task
+                    if task is not None:
                         if sharing:
                             task.executor_id = share(task.executor_id, task.executor_id)
                             if task.status.__class__ is str:
@@ -219,6 +234,14 @@ def read_log(
     else:
         result.message = "no JobEnd record yet (running, or its scheduler stopped)"
     return result
+
+
+def _plain_task(decode: Any, line: bytes) -> schema.TaskEnd | None:
+    """Return a TaskEnd line's record as the plain fast path reads it, None if it does not."""
+    try:
+        return decode(line).data  # type: ignore[no-any-return]
+    except msgspec.DecodeError:
+        return None
 
 
 def _check_size(path: LogPath, held: bytes | None, limits: LogLimits) -> None:
@@ -300,6 +323,9 @@ def _take(result: LogRead, env: schema.Envelope, line: bytes, lineno: int) -> bo
             getattr(result, attr).append(decoder.decode(env.data))
         except msgspec.DecodeError:
             _skip(result, line, lineno, kind)
+        else:
+            if kind == "TaskEnd":
+                result.measured = False  # a record of another layout: its extras read again
     elif kind == "JobEnd":
         return _take_job_end(result, env, lineno)
     elif kind == "JobStart":

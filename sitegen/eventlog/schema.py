@@ -82,6 +82,25 @@ class TaskEnd(msgspec.Struct, gc=False):
     end_exec_time: Int64 = 0
 
 
+class TaskMetrics(msgspec.Struct, gc=False):
+    """The TaskEnd metrics the SQL tables keep, as today's scheduler writes them."""
+
+    input_rows: Int64 | None = None
+    output_rows: Int64 | None = None
+    elapsed_compute_nanos: Int64 | None = None
+
+
+class MeasuredTaskEnd(TaskEnd, gc=False):
+    """A TaskEnd with its launch time and metrics too: what the SQL tables read of it.
+
+    Decoded so only where the log is held and its rows are wanted (``read_log(measured=…)``):
+    in the same pass, not in a second reading of the log (``eventlog.taskmetrics``).
+    """
+
+    launch_time: Int64 | None = None
+    metrics: TaskMetrics | None = None
+
+
 class TaskEndRecord(msgspec.Struct, gc=False):
     """A whole TaskEnd line, decoded in one pass (the reader's fast path).
 
@@ -92,6 +111,14 @@ class TaskEndRecord(msgspec.Struct, gc=False):
     ev: str
     version: Int64
     data: TaskEnd
+
+
+class MeasuredTaskEndRecord(msgspec.Struct, gc=False):
+    """A whole TaskEnd line with its launch time and metrics, decoded in one pass."""
+
+    ev: str
+    version: Int64
+    data: MeasuredTaskEnd
 
 
 class JobIndex(msgspec.Struct):
@@ -151,6 +178,7 @@ STAGE_START_DECODER = msgspec.json.Decoder(StageStart)
 STAGE_END_DECODER = msgspec.json.Decoder(StageEnd)
 TASK_END_DECODER = msgspec.json.Decoder(TaskEnd)
 TASK_END_RECORD_DECODER = msgspec.json.Decoder(TaskEndRecord)
+MEASURED_TASK_END_RECORD_DECODER = msgspec.json.Decoder(MeasuredTaskEndRecord)
 JOB_END_DECODER = msgspec.json.Decoder(JobEnd)
 JOB_END_RECORD_DECODER = msgspec.json.Decoder(JobEndRecord)
 CONFIG_DECODER = msgspec.json.Decoder(dict[str, str])

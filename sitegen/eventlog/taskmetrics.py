@@ -1,17 +1,20 @@
-"""What the reader leaves undecoded in each TaskEnd: its launch time and metrics, read again.
+"""Each TaskEnd's launch time and metrics, which the SQL tables keep, in columns.
 
-The reader decodes only the fields the pages use (``schema.TaskEnd``): holding four more
-numbers per attempt would cost 130 MB in a job of 800,000. The SQL tables want them per
-attempt, so they are read in a second pass that keeps them in arrays, 32 bytes an attempt.
-A held log is read again a megabyte of lines at a time, each in one decode (``_held``); a
-log that does not read so plainly is read again line by line (``_scan``).
+Where the log is held, the reader decodes them with the rest of each TaskEnd
+(``read_log(measured=True)``: ``schema.MeasuredTaskEnd``), and they are only put in arrays
+here, 32 bytes an attempt. A streamed log's TaskEnd records are lean (``schema.TaskEnd``:
+four more numbers per attempt would cost 130 MB in a job of 800,000), and so are those of a
+log whose records are of another shape: their extras are read in a second pass, a held log
+a megabyte of lines at a time, each in one decode (``_held``), any other line by line
+(``_scan``).
 """
 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import msgspec
 
@@ -19,17 +22,10 @@ from sitegen.eventlog import compression, schema
 from sitegen.eventlog.limits import DEFAULT_LIMITS, Held, Lines, LogLimits, OverLimit
 from sitegen.eventlog.payload import as_int
 from sitegen.eventlog.reader import TASK_END_PREFIX, LogRead, open_log
+from sitegen.eventlog.schema import TaskMetrics
 
 # An int64 a log cannot give a TaskEnd's extras: what is missing (the arrays hold no None).
 MISSING = -(2**63)
-
-
-class _Metrics(msgspec.Struct, gc=False):
-    """A TaskEnd's metrics as today's scheduler writes them."""
-
-    input_rows: schema.Int64 | None = None
-    output_rows: schema.Int64 | None = None
-    elapsed_compute_nanos: schema.Int64 | None = None
 
 
 class _Extras(msgspec.Struct, gc=False):
@@ -40,7 +36,7 @@ class _Extras(msgspec.Struct, gc=False):
     start_exec_time: schema.Int64 = 0
     end_exec_time: schema.Int64 = 0
     launch_time: schema.Int64 | None = None
-    metrics: _Metrics | None = None
+    metrics: TaskMetrics | None = None
 
 
 class _AnyExtras(msgspec.Struct, gc=False):
@@ -65,7 +61,7 @@ class _LineData(msgspec.Struct, gc=False):
     """What any record's data reads as: a TaskEnd's extras (another kind's: the defaults)."""
 
     launch_time: schema.Int64 | None = None
-    metrics: _Metrics | None = None
+    metrics: TaskMetrics | None = None
 
 
 class _Line(msgspec.Struct, gc=False):
@@ -75,7 +71,7 @@ class _Line(msgspec.Struct, gc=False):
     data: _LineData
 
 
-_NO_METRICS = _Metrics()
+_NO_METRICS = TaskMetrics()
 _RECORD = msgspec.json.Decoder(_ExtrasRecord)
 _LINES = msgspec.json.Decoder(list[_Line])
 _DATA = msgspec.json.Decoder(_Extras)
@@ -128,7 +124,7 @@ def task_columns(tasks: list[schema.TaskEnd]) -> TaskColumns:
 def task_extras(
     read: LogRead, held: bytes | None = None, limits: LogLimits = DEFAULT_LIMITS
 ) -> TaskExtras:
-    """Read the log of ``read`` again for each TaskEnd's launch time and metrics.
+    """Return each TaskEnd's launch time and metrics, reading the log again if need be.
 
     ``held``: the log's bytes, when the caller holds them (else it is opened again). A log
     that cannot be read again (gone, damaged) leaves the rest of its extras missing.
@@ -137,7 +133,9 @@ def task_extras(
     columns = (found.launch_time, found.input_rows, found.output_rows, found.compute_ns)
     tasks = read.tasks
     count = len(tasks)
-    if count and (held is None or not _held(read, held, found)):
+    if read.measured:  # the reader decoded them with the rest: nothing to read again
+        _append(found, cast(list[schema.MeasuredTaskEnd], tasks))
+    elif count and (held is None or not _held(read, held, found)):
         for column in columns:
             del column[:]  # what the reading in pieces took before it gave up
         try:
@@ -190,7 +188,7 @@ def _held(read: LogRead, held: bytes, found: TaskExtras) -> bool:
     return done == len(read.tasks)
 
 
-def _append(found: TaskExtras, ends: list[_LineData]) -> None:
+def _append(found: TaskExtras, ends: Sequence[_LineData | schema.MeasuredTaskEnd]) -> None:
     """Append the extras of decoded TaskEnd records to ``found``'s columns."""
     # Comprehensions: attrgetter maps took 1.7 times as long (msgspec's fields are slots).
     metrics = [_NO_METRICS if end.metrics is None else end.metrics for end in ends]
@@ -285,7 +283,7 @@ def _append_any(found: TaskExtras, extras: _Extras | _AnyExtras) -> None:
     launch = as_int(extras.launch_time)
     found.launch_time.append(MISSING if launch is None else launch)
     metrics = extras.metrics
-    if isinstance(metrics, _Metrics):
+    if isinstance(metrics, TaskMetrics):
         metrics = msgspec.structs.asdict(metrics)
     if not isinstance(metrics, dict):
         metrics = {}

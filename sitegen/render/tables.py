@@ -293,8 +293,9 @@ def job_tables(
     """Return one completed job's rows of every table.
 
     ``extra_findings`` are listed with the job's own (the build's regression, found from
-    the other runs of its name). The TaskEnd records' launch times and metrics are read from
-    the log again (``eventlog.taskmetrics``): ``held`` is its bytes when the caller holds them.
+    the other runs of its name). The TaskEnd records' launch times and metrics come from the
+    reader where it decoded them (``read_log(measured=True)``), else from the log read again
+    (``eventlog.taskmetrics``): ``held`` is its bytes when the caller holds them.
     """
     summary = analysis.summary
     findings = list(summary.findings)

@@ -315,17 +315,20 @@ class Analysed(NamedTuple):
     analysis: JobAnalysis | None
 
 
-def read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None = None) -> Analysed:
+def read_and_analyse(
+    log: LogFile, limits: LogLimits, held: bytes | None = None, measured: bool = False
+) -> Analysed:
     """Read one log, judge it and analyse its job, as the map step and ``sitegen check`` do.
 
-    ``held``: the log's bytes, when the caller holds them (``eventlog.rawlog.hold``). Whatever
+    ``held``: the log's bytes, when the caller holds them (``eventlog.rawlog.hold``);
+    ``measured``: read each TaskEnd's launch time and metrics too (``read_log``). Whatever
     goes wrong with one log (``MemoryError`` and ``RecursionError`` too) is that log's problem,
     an unreadable log; an ``OSError`` or a ``SitegenError`` of its own stops the caller. A log
     its store failed to hand over (``SourceReadError``) is unreadable this time only: its
     outcome says ``retry``.
     """
     try:
-        return _read_and_analyse(log, limits, held)
+        return _read_and_analyse(log, limits, held, measured)
     except SourceReadError as exc:
         outcome = failed_outcome(log, str(exc), False)
         outcome.retry = True
@@ -334,9 +337,11 @@ def read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None = None)
         return Analysed(failed_outcome(log, failure_message(_failure_of(exc)), False), None, None)
 
 
-def _read_and_analyse(log: LogFile, limits: LogLimits, held: bytes | None) -> Analysed:
+def _read_and_analyse(
+    log: LogFile, limits: LogLimits, held: bytes | None, measured: bool
+) -> Analysed:
     """Do ``read_and_analyse``'s work."""
-    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held, limits)
+    read = refused(log.path, log.skip) if log.skip else read_log(log.path, held, limits, measured)
     verdict = judge(log, read, limits)
     outcome = LogOutcome(
         file=log.key,
@@ -379,7 +384,8 @@ def _process_log(
     else:
         kept = hold_log(log.path, log.size, limits)
     held = None if kept is None else kept.plain
-    outcome, read, analysis = read_and_analyse(log, limits, held)
+    # The SQL tables' TaskEnd extras are decoded with the rest (map_context.data).
+    outcome, read, analysis = read_and_analyse(log, limits, held, map_context.data)
     if not log.skip and not outcome.retry:
         outcome.sha256 = digest or log_digest(log.path, None if kept is None else kept.stored)
     if read is None or read.job_end is None or analysis is None:
