@@ -8,14 +8,28 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitegen.builder.options import BuildOptions
 from sitegen.builder.pipeline import build
 from sitegen.diagnose import gate
+from sitegen.diagnose import thresholds as th
 from sitegen.diagnose.diagnosis import diagnose
-from sitegen.diagnose.fleet import FAILING, HEALTHY, SLOW, Cell, FleetExecutor, judge, pool
+from sitegen.diagnose.executors import Comparison
+from sitegen.diagnose.fleet import (
+    _LOG_CLIP,
+    FAILING,
+    HEALTHY,
+    SLOW,
+    Cell,
+    FleetExecutor,
+    evidence,
+    judge,
+    pool,
+)
 from sitegen.examples.generator import BASE_TIME_MS, JobSpec, write_log
-from sitegen.model import ExecutorStats, JobSummary, is_failed
+from sitegen.model import ExecutorEvidence, ExecutorStats, JobSummary, is_failed
 from tests.helpers.logs import failed_task_end, job_lines, write
 from tests.helpers.noisy import FleetJob, Plant, Shape, fleet, simulate
 from tests.test_lifecycle import state_rows
@@ -229,3 +243,34 @@ def test_an_executors_failed_attempts_show_their_errors_and_go_with_their_job(
     assert [(n, j) for _, n, j in errors()] == [(3, 1)]
     build(BuildOptions(logs, tmp_path / "fresh"))
     assert (site / "fleet.json").read_bytes() == (tmp_path / "fresh" / "fleet.json").read_bytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(min_value=0, max_value=10**7), min_size=0, max_size=12),
+        min_size=1,
+        max_size=6,
+    ),
+    st.floats(min_value=1.0, max_value=1e6),
+    st.floats(min_value=1e-3, max_value=5.0),
+)
+def test_evidence_sums_each_comparison_clipped_and_weighed(
+    tooks: list[list[int]], theirs: float, sigma: float
+) -> None:
+    # The sums as the docstring states them, comparison by comparison: each attempt's score
+    # clipped, a stage's attempts weighing FLEET_STAGE_ATTEMPTS at most (the one-attempt
+    # case is summed without calls: the same floats, bit for bit).
+    seen = {"e": [Comparison("1", 1, theirs, sigma, took) for took in tooks]}
+    found = evidence(seen, [])["e"]
+    compared, z_sum, log_sum, excess = 0, 0.0, 0.0, 0.0
+    cap, clip = th.FLEET_STAGE_ATTEMPTS, th.FLEET_CLIP_Z
+    for c in seen["e"]:
+        ratios, units, extra = c.scores
+        if ratios:
+            weight = min(len(ratios), cap) / len(ratios)
+            compared += min(len(ratios), cap)
+            z_sum += weight * sum(min(clip, max(-clip, u)) for u in units)
+            log_sum += weight * sum(min(_LOG_CLIP, max(-_LOG_CLIP, r)) for r in ratios)
+            excess += sum(extra)
+    assert found == ExecutorEvidence(compared, z_sum, log_sum, round(excess), 0)

@@ -56,6 +56,13 @@ def evidence(
         for c in seen.get(name, ()):
             ratios, units, extra = c.scores
             k = len(ratios)
+            if k == 1:  # most comparisons: one attempt, weighing 1 (the same sums, no calls)
+                z, r = units[0], ratios[0]
+                compared += 1
+                z_sum += clip if z > clip else -clip if z < -clip else z
+                log_sum += _LOG_CLIP if r > _LOG_CLIP else -_LOG_CLIP if r < -_LOG_CLIP else r
+                excess += extra[0]
+                continue
             if not k:
                 continue
             weight = min(k, cap) / k

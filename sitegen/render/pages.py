@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 from markupsafe import Markup
@@ -76,6 +76,13 @@ _ENVIRONMENTS: dict[tuple[Path | None, str], jinja2.Environment] = {}
 CURRENT = ' aria-current="page"'
 
 
+class Nav(NamedTuple):
+    """A page's header links: (label, href, current?) each, and the same as ``<li>`` markup."""
+
+    links: list[tuple[str, str, bool]]
+    items: Markup
+
+
 class PageRenderer:
     """Hold the Jinja environment and page options; picklable so workers can use it.
 
@@ -109,7 +116,21 @@ class PageRenderer:
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
         self._splice = Splicer()
-        self._nav_cache: dict[tuple[tuple[str, str, bool], ...], Markup] = {}
+        # The header's links: their targets, and their links and markup by the root a page
+        # links from and the target it is (None: none), the same few on every page of a depth.
+        self._nav_targets = [
+            ("Jobs", urls.FRONT),
+            ("Running", urls.RUNNING),
+            ("Executors", urls.EXECUTORS),
+            ("Recurring", urls.RECURRING),
+            ("Failures", urls.FAILURES),
+            ("Insights", urls.INSIGHTS),
+            ("Problems", urls.PROBLEMS),
+            ("SQL", urls.SQL),
+        ]
+        self._nav_targets += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
+        self._nav_pages = {target for _, target in self._nav_targets}
+        self._navs: dict[tuple[str, PurePosixPath | None], Nav] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         """Drop the environment when pickled; workers rebuild it."""
@@ -179,34 +200,21 @@ class PageRenderer:
         )
         return env
 
-    def nav(self, link: Linker) -> list[tuple[str, str, bool]]:
-        """Return the header links (label, href, current?) for one page."""
-        items = [
-            ("Jobs", urls.FRONT),
-            ("Running", urls.RUNNING),
-            ("Executors", urls.EXECUTORS),
-            ("Recurring", urls.RECURRING),
-            ("Failures", urls.FAILURES),
-            ("Insights", urls.INSIGHTS),
-            ("Problems", urls.PROBLEMS),
-            ("SQL", urls.SQL),
-        ]
-        items += [(p.title, urls.operator_page(p.slug)) for p in self.operator_pages]
-        return [(label, link(target), target == link.page) for label, target in items]
-
-    def _nav_items(self, nav: list[tuple[str, str, bool]]) -> Markup:
-        """Return the header's links as ``<li>`` items, made once per set of links."""
-        # The same few sets on every page of a depth: a loop in the frame cost each page.
-        key = tuple(nav)
-        items = self._nav_cache.get(key)
-        if items is None:
-            items = self._nav_cache[key] = Markup(
+    def nav(self, link: Linker) -> Nav:
+        """Return the header links (label, href, current?) for one page, and their markup."""
+        current = link.page if link.page in self._nav_pages else None
+        key = (link.root, current)
+        found = self._navs.get(key)
+        if found is None:
+            links = [(label, link(to), to == link.page) for label, to in self._nav_targets]
+            markup = Markup(
                 "\n".join(
-                    f'<li><a href="{esc(href)}"{CURRENT if current else ""}>{esc(label)}</a></li>'
-                    for label, href, current in nav
+                    f'<li><a href="{esc(href)}"{CURRENT if here else ""}>{esc(label)}</a></li>'
+                    for label, href, here in links
                 )
             )
-        return items
+            found = self._navs[key] = Nav(links, markup)
+        return found
 
     def render(
         self,
@@ -231,8 +239,8 @@ class PageRenderer:
                     root=link.root,
                     site_title=self.title,
                     robots=self.robots,
-                    nav=nav,
-                    nav_items=self._nav_items(nav),
+                    nav=nav.links,
+                    nav_items=nav.items,
                     **context,
                 ),
                 fragments,
