@@ -676,6 +676,45 @@ def test_baselines_decoded_a_few_at_a_time_give_the_same_contexts(
         assert f'href="../../jobs/run{n - 1}/index.html"' in page
 
 
+def _executor_sums(db: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+    """Return executor_total and executor_hour as kept, and as summed from the executor rows."""
+    kept = (
+        db.execute("SELECT * FROM executor_total WHERE jobs ORDER BY 1").fetchall(),
+        db.execute("SELECT * FROM executor_hour ORDER BY 1, 2").fetchall(),
+    )
+    summed = (
+        db.execute(
+            "SELECT executor_id, sum(tasks), sum(failed), sum(busy_ms), count(*) FROM executor "
+            "WHERE published GROUP BY 1 ORDER BY 1"
+        ).fetchall(),
+        db.execute(
+            "SELECT executor_id, hour, count(*), sum(tasks), sum(failed), sum(compared), "
+            "sum(z_sum), sum(log_sum), sum(excess_ms), sum(own_failed), sum(own_failed > 0) "
+            "FROM executor WHERE published GROUP BY 1, 2 ORDER BY 1, 2"
+        ).fetchall(),
+    )
+    return kept, summed
+
+
+def test_executor_totals_are_the_sums_of_the_published_rows(tmp_path: Path) -> None:
+    # Rows come (summed per chunk of logs), flip (selection) and go (a log removed): the
+    # totals stay the sums of the published rows, and are there at all (6 executors).
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for n in range(6):
+        lines = job_lines(f"j{n}", start_ms=BASE_TIME_MS + n * HOURLY, retries=n % 2)
+        write(logs / f"j{n}.eventlog", lines)
+    site = tmp_path / "site"
+    for step in range(3):
+        if step == 1:
+            (logs / "j5.eventlog").unlink()
+        build(BuildOptions(logs, site, max_jobs=4 - step))
+        db = sqlite3.connect(site / STATE)
+        kept, summed = _executor_sums(db)
+        db.close()
+        assert kept == summed and kept[0] and kept[1], step
+
+
 def test_a_full_build_records_as_published_what_it_published(tmp_path: Path) -> None:
     """Each job is recorded published as mapped; selection flips off a loser and the oldest."""
     logs = tmp_path / "logs"

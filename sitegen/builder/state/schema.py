@@ -36,7 +36,9 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # the compare pages.
 # 17: each job's failed attempts by executor and error pattern (the Executors page), its
 # stages' failed attempts (not tasks) for the compare pages, and each scheduler's list by day.
-FORMAT = 17
+# 18: the executor rows a build records are added to executor_total and executor_hour by
+# one upsert per executor (and hour) a chunk of logs (Writes.put_many), not a trigger a row.
+FORMAT = 18
 
 # The executor rows' sums of evidence are kept in millionths, as integers.
 EVIDENCE_SCALE = 1_000_000
@@ -144,8 +146,10 @@ CREATE TABLE executor(
 );
 CREATE INDEX executor_key ON executor(key);
 CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
--- The executors page's totals over the published jobs, kept by triggers as rows come, go
--- and flip: summing 300,000 rows at 100,000 jobs cost every build 0.3 s.
+-- The executors page's totals over the published jobs, kept as rows come (Writes.put_many:
+-- one upsert per executor a chunk of logs; a trigger a row cost a full build of 2,000 small
+-- jobs 30 ms), go and flip (triggers): summing 300,000 rows at 100,000 jobs cost every
+-- build 0.3 s.
 CREATE TABLE executor_total(
     executor_id TEXT PRIMARY KEY,
     tasks INTEGER NOT NULL,
@@ -153,11 +157,6 @@ CREATE TABLE executor_total(
     busy_ms INTEGER NOT NULL,
     jobs INTEGER NOT NULL
 );
-CREATE TRIGGER executor_in AFTER INSERT ON executor WHEN NEW.published BEGIN
-    INSERT INTO executor_total VALUES (NEW.executor_id, NEW.tasks, NEW.failed, NEW.busy_ms, 1)
-    ON CONFLICT (executor_id) DO UPDATE SET tasks = tasks + excluded.tasks,
-        failed = failed + excluded.failed, busy_ms = busy_ms + excluded.busy_ms, jobs = jobs + 1;
-END;
 CREATE TRIGGER executor_out AFTER DELETE ON executor WHEN OLD.published BEGIN
     UPDATE executor_total SET tasks = tasks - OLD.tasks, failed = failed - OLD.failed,
         busy_ms = busy_ms - OLD.busy_ms, jobs = jobs - 1
@@ -173,8 +172,9 @@ WHEN NEW.published <> OLD.published BEGIN
         jobs = jobs + iif(NEW.published, 1, -1)
     WHERE executor_id = NEW.executor_id;
 END;
--- Each executor's evidence over the published jobs by the hour they started in, kept by
--- triggers as rows come, go and flip: the fleet verdict is judged from these sums alone.
+-- Each executor's evidence over the published jobs by the hour they started in, kept as
+-- rows come (Writes.put_many, as executor_total), go and flip (triggers): the fleet verdict
+-- is judged from these sums alone.
 CREATE TABLE executor_hour(
     executor_id TEXT NOT NULL,
     hour INTEGER NOT NULL,
@@ -189,17 +189,6 @@ CREATE TABLE executor_hour(
     failing_jobs INTEGER NOT NULL,
     PRIMARY KEY (executor_id, hour)
 );
-CREATE TRIGGER executor_hour_in AFTER INSERT ON executor WHEN NEW.published BEGIN
-    INSERT INTO executor_hour VALUES (NEW.executor_id, NEW.hour, 1, NEW.tasks, NEW.failed,
-        NEW.compared, NEW.z_sum, NEW.log_sum, NEW.excess_ms, NEW.own_failed,
-        NEW.own_failed > 0)
-    ON CONFLICT (executor_id, hour) DO UPDATE SET jobs = jobs + 1,
-        tasks = tasks + excluded.tasks, failed = failed + excluded.failed,
-        compared = compared + excluded.compared, z_sum = z_sum + excluded.z_sum,
-        log_sum = log_sum + excluded.log_sum, excess_ms = excess_ms + excluded.excess_ms,
-        own_failed = own_failed + excluded.own_failed,
-        failing_jobs = failing_jobs + excluded.failing_jobs;
-END;
 CREATE TRIGGER executor_hour_out AFTER DELETE ON executor WHEN OLD.published BEGIN
     UPDATE executor_hour SET jobs = jobs - 1, tasks = tasks - OLD.tasks,
         failed = failed - OLD.failed, compared = compared - OLD.compared,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -174,6 +174,7 @@ class Writes(Base):
             self._failures_changed()
         self.db.executemany("INSERT INTO flag VALUES (?,?,?,?,?)", flags)
         self.db.executemany("INSERT INTO executor VALUES (" + ",".join("?" * 14) + ")", executors)
+        self._add_executor_totals(executors)
         if errors:
             self.db.executemany("INSERT INTO executor_error VALUES (?,?,?,?,?,?)", errors)
         # A job mapped again keeps its segment (its files are rewritten: stale), so that an
@@ -182,6 +183,56 @@ class Writes(Base):
             "INSERT INTO data_row VALUES (?,?,?,NULL,1) ON CONFLICT (key) DO UPDATE SET "
             "rows = excluded.rows, task_rows = excluded.task_rows, stale = 1",
             tables,
+        )
+
+    def _add_executor_totals(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Add published ``executor`` rows to executor_total and executor_hour, in one go.
+
+        What a trigger a row did (rows going and flipping still have theirs), summed per
+        executor (and hour) first: one upsert each instead of two a row.
+        """
+        totals: dict[str, list[int]] = {}
+        hours: dict[tuple[str, int], list[int]] = {}
+        for _, executor, _, _, published, tasks, failed, busy, hour, *evidence in rows:
+            if not published:
+                continue
+            total = totals.get(executor)
+            if total is None:
+                totals[executor] = [tasks, failed, busy, 1]
+            else:
+                total[0] += tasks
+                total[1] += failed
+                total[2] += busy
+                total[3] += 1
+            compared, z_sum, log_sum, excess, own = evidence
+            cell = hours.get((executor, hour))
+            if cell is None:
+                hours[executor, hour] = [1, tasks, failed, *evidence, int(own > 0)]
+                continue
+            cell[0] += 1
+            cell[1] += tasks
+            cell[2] += failed
+            cell[3] += compared
+            cell[4] += z_sum
+            cell[5] += log_sum
+            cell[6] += excess
+            cell[7] += own
+            cell[8] += own > 0
+        self.db.executemany(
+            "INSERT INTO executor_total VALUES (?,?,?,?,?) ON CONFLICT (executor_id) DO UPDATE "
+            "SET tasks = tasks + excluded.tasks, failed = failed + excluded.failed, "
+            "busy_ms = busy_ms + excluded.busy_ms, jobs = jobs + excluded.jobs",
+            ((executor, *sums) for executor, sums in totals.items()),
+        )
+        self.db.executemany(
+            "INSERT INTO executor_hour VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT (executor_id, hour) DO UPDATE SET jobs = jobs + excluded.jobs, "
+            "tasks = tasks + excluded.tasks, failed = failed + excluded.failed, "
+            "compared = compared + excluded.compared, z_sum = z_sum + excluded.z_sum, "
+            "log_sum = log_sum + excluded.log_sum, excess_ms = excess_ms + excluded.excess_ms, "
+            "own_failed = own_failed + excluded.own_failed, "
+            "failing_jobs = failing_jobs + excluded.failing_jobs",
+            ((executor, hour, *sums) for (executor, hour), sums in hours.items()),
         )
 
     def forget(self, keys: Iterable[str]) -> None:
