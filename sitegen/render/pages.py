@@ -115,6 +115,9 @@ class PageRenderer:
         self.cache_key = cache_key
         self.operator_pages: list[OperatorPage] = discover_pages(pages_dir)
         self._env: jinja2.Environment | None = None
+        # The pages' templates by name, once compiled: the environment's own cache is an LRU
+        # behind a lock, looked up again on every page.
+        self._templates: dict[str, jinja2.Template] = {}
         self._splice = Splicer()
         # The header's links: their targets, and their links and markup by the root a page
         # links from and the target it is (None: none), the same few on every page of a depth.
@@ -136,6 +139,7 @@ class PageRenderer:
         """Drop the environment when pickled; workers rebuild it."""
         state = dict(self.__dict__)
         state["_env"] = None
+        state["_templates"] = {}
         return state
 
     @property
@@ -155,7 +159,7 @@ class PageRenderer:
         """Compile the per-job templates now, so forked workers inherit them compiled."""
         for name in ("job.html", "stage.html", "compare.html"):
             try:
-                self.env.get_template(name)
+                self._templates[name] = self.env.get_template(name)
             except (jinja2.TemplateError, RecursionError) as exc:
                 raise template_error(exc, name, self.template_dir) from exc
 
@@ -232,7 +236,9 @@ class PageRenderer:
         link = Linker(page, root)
         nav = self.nav(link)
         try:
-            compiled = self.env.get_template(template)
+            compiled = self._templates.get(template)
+            if compiled is None:
+                compiled = self._templates[template] = self.env.get_template(template)
             return self._splice(
                 lambda: compiled.render(
                     u=link,
