@@ -202,6 +202,9 @@ class PageRenderer:
             rows_change=runs.rows_change,
             recorded=cells.recorded,
         )
+        # The old macros, made once (they read only filters and globals): an import in the
+        # page frame made them again for every page.
+        env.globals["m"] = env.get_template("_macros.html").module
         return env
 
     def nav(self, link: Linker) -> Nav:
