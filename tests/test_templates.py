@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import jinja2
 import pytest
@@ -63,6 +63,22 @@ def test_markup_filters_escape_and_the_old_macros_still_print_them() -> None:
         '<td class="num">—</td>',
         '<td class="num" data-v="2500.5">2,500.5</td>',
     ]
+
+
+def test_the_macros_are_there_without_an_import_in_an_override(tmp_path: Path) -> None:
+    # An override page that extends the frame and calls m.badge, as one written for the frame
+    # that imported _macros.html did: m is a global now, made once.
+    (tmp_path / "custom.html").write_text(
+        '{% extends "sitegen/base.html" %}{% block title %}T {{ s }}{% endblock %}'
+        "{% block content %}{{ m.badge(s) }}|{{ self.title() }}{% endblock %}"
+    )
+    renderer = PageRenderer(template_dir=tmp_path)
+    text = renderer.render("custom.html", PurePosixPath("x.html"), s="<b>").decode()
+    badge = str(renderer.env.from_string("{{ s|badge }}").render(s="<b>"))
+    assert "&lt;b&gt;</span>" in badge
+    assert f'<main id="main">\n{badge}|T &lt;b&gt;</main>' in text
+    assert "<title>T &lt;b&gt;</title>" in text
+    assert '<meta name="description" content="T &lt;b&gt;. Built from' in text
 
 
 def test_a_pager_links_first_previous_next_last_and_the_macro_prints_the_same() -> None:
