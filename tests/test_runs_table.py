@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
+from typing import cast
 
 import jinja2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.model import StageFigures
+from sitegen.diagnose.recurring import ContextKey, RunContext
+from sitegen.model import JobSummary, StageFigures
 from sitegen.render.pages import PageRenderer
-from sitegen.render.runs import StageChange, comparison_rows, side_by_side_rows
+from sitegen.render.runs import StageChange, comparison_rows, job_row, side_by_side_rows
 
 # The loop ``_runs.html`` printed the rows with, cell by cell: the reference bytes.
 LOOP = """\
@@ -44,6 +47,13 @@ SIDE_BY_SIDE_LOOP = """\
 else 0) }}<td class="num">{{ rows_change(a, b, comparable) }}</td>{% endfor %}
 </tr>
 {% endfor %}"""
+
+
+# The job's row ``_runs.html`` printed cell by cell (``s`` the summary, ``c`` the run context).
+JOB_ROW = (
+    '<tr class="total"><th scope="row">Job</th>{{ (s.ended_at - s.start_time if s.ended_at >= s.start_time else none)|duration_cell }}{{ c.baseline_ms|duration_cell }}<td class="num">{{ change(s.ended_at - s.start_time if s.ended_at >= s.start_time else none, c.baseline_ms) }}</td>{{ s.tasks|num_cell }}{{ c.baseline_tasks|num_cell }}<td class="num">{{ change(s.tasks, c.baseline_tasks) }}</td>{{ s.input_rows|stage_rows_cell(s.tasks) }}{{ c.baseline_'
+    'input_rows|stage_rows_cell(c.baseline_tasks) }}<td class="num">{{ rows_change(recorded(s.input_rows, s.tasks), recorded(c.baseline_input_rows, c.baseline_tasks), job.rows_comparable) }}</td>{{ s.output_rows|stage_rows_cell(s.tasks) }}{{ c.baseline_output_rows|stage_rows_cell(c.baseline_tasks) }}<td class="num">{{ rows_change(recorded(s.output_rows, s.tasks), recorded(c.baseline_output_rows, c.baseline_tasks), job.rows_comparable) }}</td></tr>\n'
+)
 
 
 @functools.cache
@@ -95,3 +105,48 @@ def test_log_text_in_a_stage_id_is_escaped_and_its_controls_shown() -> None:
     html = str(comparison_rows([row]))
     assert "&lt;b&gt;\u2400" in html and "<b>" not in html
     assert html == loop().render(rows=[row])
+
+
+times = st.integers(0, 10**13)
+counts = st.none() | st.integers(0, 10**7)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    times,
+    times,
+    st.integers(0, 10**7),
+    counts,
+    counts,
+    counts,
+    counts,
+    counts,
+    counts,
+    st.booleans(),
+)
+def test_the_job_row_is_the_template_row_byte_for_byte(
+    start: int,
+    end: int,
+    tasks: int,
+    rows_in: int | None,
+    rows_out: int | None,
+    before_ms: int | None,
+    before_tasks: int | None,
+    before_in: int | None,
+    before_out: int | None,
+    comparable: bool,
+) -> None:
+    s = SimpleNamespace(
+        start_time=start, ended_at=end, tasks=tasks, input_rows=rows_in, output_rows=rows_out
+    )
+    c = RunContext(
+        ContextKey(),
+        baseline_ms=before_ms,
+        baseline_tasks=before_tasks,
+        baseline_input_rows=before_in,
+        baseline_output_rows=before_out,
+    )
+    job = SimpleNamespace(rows_comparable=comparable)
+    expected = PageRenderer().env.from_string(JOB_ROW).render(s=s, c=c, job=job)
+    # The row's line ends in a newline, which Jinja drops from the end of a template's text.
+    assert str(job_row(cast(JobSummary, s), c, comparable)) == expected + "\n"

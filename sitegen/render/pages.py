@@ -199,6 +199,7 @@ class PageRenderer:
             dropped_stage=DROPPED,
             dropped_list=stages_named,
             change=runs.change,
+            job_row=runs.job_row,
             rows_change=runs.rows_change,
             recorded=cells.recorded,
         )
