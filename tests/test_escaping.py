@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import Markup, escape
 
+from sitegen.diagnose.analysis import analyse
+from sitegen.eventlog.reader import read_log
 from sitegen.model import PUBLISHED_WITH, SEVERITY, Problem, ProblemKind, ProblemSeverity
+from sitegen.render import urls
 from sitegen.render.cells import problem_badge, status_badge
+from sitegen.render.jobpage import build_stages
+from sitegen.render.links import Linker
 from sitegen.render.pages import PageRenderer
+from sitegen.render.stages_table import stage_table_rows
 from sitegen.render.templates import default_template_dir
 from sitegen.svg import timeline
 from sitegen.text.htmlsafe import esc, finalize, print_html, visible_controls
 from sitegen.text.shorten import MAX_SHOWN_TEXT, Whole
+from tests.helpers.logs import job_lines, write
 
 
 @pytest.mark.slow  # fuzzing against Jinja's escape
@@ -102,8 +110,13 @@ def test_the_stylesheet_has_one_colour_class_per_stage_colour() -> None:
     assert defined == set(range(timeline.COLOURS))
 
 
-def test_the_stage_table_swatch_wraps_at_the_stage_colours() -> None:
-    env = PageRenderer().env
-    source = (default_template_dir() / "_stages_table.html").read_text(encoding="utf-8")
-    assert "% stage_colours" in source and "% 10" not in source
-    assert env.globals["stage_colours"] == timeline.COLOURS
+def test_the_stage_table_swatch_wraps_at_the_stage_colours(tmp_path: Path) -> None:
+    # The stages table's rows (render/stages_table.py) colour a stage's swatch by its place
+    # modulo the timeline's colours, as its bars are.
+    path = write(tmp_path / "many.eventlog", job_lines("many", stages=timeline.COLOURS + 2))
+    read = read_log(path)
+    infos = build_stages(analyse(read, path.name))
+    rows = str(stage_table_rows(infos, "many", Linker(urls.job_page("many"))))
+    swatches = re.findall(r'class="swatch c(\d+)"', rows)
+    assert swatches == [str(n % timeline.COLOURS) for n in range(timeline.COLOURS + 2)]
+    assert PageRenderer().env.globals["stage_colours"] == timeline.COLOURS

@@ -38,6 +38,7 @@ from sitegen.render.markdown_pages import OperatorPage, discover_pages
 from sitegen.render.markdown_pages import render as render_md
 from sitegen.render.pager import pager_nav
 from sitegen.render.schedulers import SchedulerRow
+from sitegen.render.stages_table import stage_table_rows
 from sitegen.render.templates import default_template_dir, environment, template_error
 from sitegen.svg import fleet as fleet_svg
 from sitegen.svg import timeline
@@ -200,6 +201,7 @@ class PageRenderer:
             dropped_list=stages_named,
             change=runs.change,
             job_row=runs.job_row,
+            stage_table_rows=stage_table_rows,
             rows_change=runs.rows_change,
             recorded=cells.recorded,
         )
