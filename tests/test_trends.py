@@ -19,7 +19,7 @@ from sitegen.builder.pipeline import build
 from sitegen.builder.report import BuildReport
 from sitegen.builder.state.store import open_published
 from sitegen.cli import cli
-from sitegen.diagnose import failures, gate, insights, recurring
+from sitegen.diagnose import failures, gate, insights, masking, recurring
 from sitegen.diagnose.masking import mask
 from sitegen.examples import generator
 from sitegen.finding import Finding, FindingKind, FindingSeverity
@@ -662,3 +662,17 @@ def test_the_state_keeps_input_rows_so_the_site_says_more_data(tmp_path: Path) -
     assert rows == [1_000_000] * 6 + [2_100_000]
     page = (site / "jobs" / "rows-6" / "index.html").read_text()
     assert "more data, not a slower job" in page
+
+
+def test_a_text_masked_for_one_job_is_masked_for_another_as_if_anew() -> None:
+    # Masked texts are kept per worker (texts recur across jobs): a job's own id is masked
+    # before, so another job's mask of the same text is its own, whatever came first.
+    text = "stage 3 failed: table xyzzy has no column 'col_a' (/data/t/part-7.parquet)"
+    fresh = {}
+    for job_id in ("xyzzy", "other", ""):
+        masking._masked.cache_clear()
+        fresh[job_id] = mask(text, job_id)
+    assert fresh["xyzzy"] != fresh["other"] == fresh[""]
+    for job_id in ("other", "xyzzy", "", "xyzzy"):
+        assert mask(text, job_id) == fresh[job_id]
+    assert masking._masked.cache_info().hits >= 2

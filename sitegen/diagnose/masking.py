@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Error texts can be whole stack traces: only this much of one is masked and kept.
@@ -68,8 +69,15 @@ def mask(text: str, job_id: str = "") -> str:
     of any shape, digits or not).
     """
     masked = text[:MAX_ERROR_CHARS]
-    if len(job_id) >= 3:
+    if len(job_id) >= 3 and job_id in masked:
         masked = masked.replace(job_id, "<id>")
+    return _masked(masked)
+
+
+# Texts recur across jobs (that is what failure groups count): a worker masks each once.
+@functools.lru_cache(maxsize=1024)
+def _masked(text: str) -> str:
+    """Return ``text`` (clipped, its job's id masked) with every rule applied, spaces joined."""
     for regex, placeholder in _RULES:
-        masked = regex.sub(placeholder, masked)
-    return _SPACE.sub(" ", masked).strip()
+        text = regex.sub(placeholder, text)
+    return _SPACE.sub(" ", text).strip()
