@@ -19,8 +19,9 @@ Run it on an otherwise idle machine: a 2-process build suffers more from other l
 the same script (how the "before" figures of docs/performance.md were made).
 
 ``--against <another checkout>`` prints instead, for the same two corpora:
-- D: this checkout's build against that one's, alternated pair by pair (``--pairs``), each
-  build's CPU (every process of it, user and kernel) and their ratio, the median of the pairs':
+- D: this checkout's build against that one's, alternated pair by pair (``--pairs``, which
+  of the two runs first alternating too), each build's CPU (every process of it, user and
+  kernel) and their ratio, the median of the pairs':
   the pipeline issue's "no more CPU a job than the code before". ``--work-dir /dev/shm/cpu``
   keeps a loaded disk's kernel time out of it.
 """
@@ -158,8 +159,11 @@ def against(other: Path, corpora: list[tuple[str, Path, int]], out: Path, pairs:
     for label, logs, jobs in corpora:
         build.floor(logs)
         mine, theirs = [], []
-        for _ in range(pairs):
-            for checkout, found in ((this, mine), (other, theirs)):
+        for k in range(pairs):
+            # Which runs first alternates too: the first build of a pair cost about 1 % more
+            # CPU than the second here (2026-12-05), which had put this checkout behind.
+            order = [(this, mine), (other, theirs)]
+            for checkout, found in order if k % 2 == 0 else order[::-1]:
                 shutil.rmtree(out, ignore_errors=True)
                 _, _, line = build.run_build(logs, out, checkout=checkout)
                 found.append(build_cpu(line))
