@@ -102,9 +102,25 @@ class _Attempts:
         self.runs: list[TaskRun] = []
         self.of_end: dict[int, int] = {}
         self.of_row: dict[tuple[int, int], int] = {}
+        of_end, runs, new = self.of_end, self.runs, tuple.__new__
         for end in tasks:
-            self.of_end[id(end)] = len(self.runs)
-            self.runs.append(_run(end.stage_id, end.task_id, end.executor_id, end))
+            of_end[id(end)] = len(runs)
+            status = end.status
+            ok = status == "Successful" or not is_failed(status)
+            # tuple.__new__ itself: TaskRun(...) is a Python-level __new__ call per attempt.
+            runs.append(
+                new(
+                    TaskRun,
+                    (
+                        end.stage_id,
+                        end.task_id,
+                        end.executor_id,
+                        end.start_exec_time,
+                        end.end_exec_time,
+                        ok,
+                    ),
+                )
+            )
         # The payload's rows stand in for a stage's attempts where the detectors took them
         # (``timed``: no successful TaskEnd that ran), so that what they find is replayed.
         for (stage, ends), times_ in zip(stages, timed, strict=True):
@@ -149,12 +165,6 @@ class _Attempts:
             for n, state in enumerate(task_statuses([r.status for r in rows]))
             if sid is not None and state.failed and (sid, n) in self.of_row
         )
-
-
-def _run(stage: int, task: int, executor: str, end: TaskEnd) -> TaskRun:
-    """Return a TaskEnd record as the replay takes it."""
-    ok = end.status == "Successful" or not is_failed(end.status)
-    return TaskRun(stage, task, executor, end.start_exec_time, end.end_exec_time, ok)
 
 
 def costed(finding: Finding, impact: int | None, run_ms: int, of: str = "run") -> Finding:
