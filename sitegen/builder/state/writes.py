@@ -173,8 +173,7 @@ class Writes(Base):
             )
             self._failures_changed()
         self.db.executemany("INSERT INTO flag VALUES (?,?,?,?,?)", flags)
-        self.db.executemany("INSERT INTO executor VALUES (" + ",".join("?" * 14) + ")", executors)
-        self._add_executor_totals(executors)
+        self.put_executors(executors)
         if errors:
             self.db.executemany("INSERT INTO executor_error VALUES (?,?,?,?,?,?)", errors)
         # A job mapped again keeps its segment (its files are rewritten: stale), so that an
@@ -185,12 +184,14 @@ class Writes(Base):
             tables,
         )
 
-    def _add_executor_totals(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Add published ``executor`` rows to executor_total and executor_hour, in one go.
+    def put_executors(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert ``executor`` rows, and add the published ones to their totals in one go.
 
-        What a trigger a row did (rows going and flipping still have theirs), summed per
-        executor (and hour) first: one upsert each instead of two a row.
+        The totals (executor_total, executor_hour) are summed per executor (and hour) first:
+        one upsert each, where a trigger a row ran twice a row. Rows going and flipping keep
+        their triggers.
         """
+        self.db.executemany("INSERT INTO executor VALUES (" + ",".join("?" * 14) + ")", rows)
         totals: dict[str, list[int]] = {}
         hours: dict[tuple[str, int], list[int]] = {}
         for _, executor, _, _, published, tasks, failed, busy, hour, *evidence in rows:
