@@ -158,7 +158,7 @@ def read_log(
                         # Cut off, or an unexpected shape: the general path decides. A
                         # measured one whose extras are of another shape is read as usual,
                         # and its extras read again (eventlog.taskmetrics) as any other's.
-                        task = _plain_task(plain_task, line) if measuring else None
+                        task = _plain_task(line) if measuring else None
                         if task is not None:
                             result.measured = measuring = False
                             decode_task = plain_task
@@ -236,10 +236,10 @@ def read_log(
     return result
 
 
-def _plain_task(decode: Any, line: bytes) -> schema.TaskEnd | None:
+def _plain_task(line: bytes) -> schema.TaskEnd | None:
     """Return a TaskEnd line's record as the plain fast path reads it, None if it does not."""
     try:
-        return decode(line).data  # type: ignore[no-any-return]
+        return schema.TASK_END_RECORD_DECODER.decode(line).data
     except msgspec.DecodeError:
         return None
 

@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from sitegen.diagnose.recurring import RunContext
 from sitegen.model import JobSummary, StageFigures
-from sitegen.render.cells import duration_td, num_td, recorded, rows_td, stage_rows_td
+from sitegen.render.cells import duration_td, num_td, recorded, stage_rows_td
 from sitegen.text.formatting import NONE
 from sitegen.text.htmlsafe import esc
 
@@ -74,14 +74,6 @@ ROWS = ("input_rows", "output_rows")
 ROW_FIELDS = frozenset(ROWS)
 
 
-def _rows_tds(stage: StageFigures | None, field: str) -> tuple[str, int | None]:
-    """Return a compared stage's row-count cell (text) and its count (None: not recorded)."""
-    if stage is None:
-        return rows_td(None), None
-    value: int = getattr(stage, field)
-    return stage_rows_td(value, stage.tasks), recorded(value, stage.tasks)
-
-
 def _rows_change(now: int | None, before: int | None, comparable: bool) -> str:
     """Return the change of a row count as text, or "not comparable" across countings."""
     if not comparable and now is not None and before is not None:
@@ -94,14 +86,29 @@ def rows_change(now: int | None, before: int | None, comparable: bool) -> Markup
     return Markup(_rows_change(now, before, comparable))
 
 
+def _rows_compared(
+    now: int | None, ran: int | None, before: int | None, tried: int | None, comparable: bool
+) -> str:
+    """Return a row count now and before (``ran``, ``tried``: their tasks) and its change."""
+    shown = _rows_change(recorded(now, ran), recorded(before, tried), comparable)
+    return f'{stage_rows_td(now, ran)}{stage_rows_td(before, tried)}<td class="num">{shown}</td>'
+
+
 def _rows_columns(row: StageChange, comparable: bool) -> str:
     """Return a compared stage's input and output rows: now, before and the change, each."""
-    cells = []
-    for field in ROWS:
-        now, a = _rows_tds(row.now, field)
-        before, b = _rows_tds(row.before, field)
-        cells.append(f'{now}{before}<td class="num">{_rows_change(a, b, comparable)}</td>')
-    return "".join(cells)
+    now, before = row.now, row.before
+    ran = None if now is None else now.tasks
+    tried = None if before is None else before.tasks
+    return "".join(
+        _rows_compared(
+            None if now is None else getattr(now, field),
+            ran,
+            None if before is None else getattr(before, field),
+            tried,
+            comparable,
+        )
+        for field in ROWS
+    )
 
 
 def comparison_rows(rows: Sequence[StageChange], comparable: bool = True) -> Markup:
@@ -139,15 +146,12 @@ def job_row(summary: JobSummary, context: RunContext, comparable: bool = True) -
     cells = [f'{duration_td(now)}{duration_td(before)}<td class="num">{change(now, before)}</td>']
     tasks, tried = summary.tasks, context.baseline_tasks
     cells.append(f'{num_td(tasks)}{num_td(tried)}<td class="num">{change(tasks, tried)}</td>')
-    for rows, earlier in (
-        (summary.input_rows, context.baseline_input_rows),
-        (summary.output_rows, context.baseline_output_rows),
-    ):
-        a, b = recorded(rows, tasks), recorded(earlier, tried)
-        cells.append(
-            f"{stage_rows_td(rows, tasks)}{stage_rows_td(earlier, tried)}"
-            f'<td class="num">{_rows_change(a, b, comparable)}</td>'
-        )
+    cells.append(
+        _rows_compared(summary.input_rows, tasks, context.baseline_input_rows, tried, comparable)
+    )
+    cells.append(
+        _rows_compared(summary.output_rows, tasks, context.baseline_output_rows, tried, comparable)
+    )
     return Markup(f'<tr class="total"><th scope="row">Job</th>{"".join(cells)}</tr>\n')
 
 
