@@ -99,28 +99,25 @@ class _Attempts:
         timed: list[StageTimes],
         dropped: frozenset[int] = frozenset(),
     ) -> None:
-        self.runs: list[TaskRun] = []
-        self.of_end: dict[int, int] = {}
-        self.of_row: dict[tuple[int, int], int] = {}
-        of_end, runs, new = self.of_end, self.runs, tuple.__new__
-        for end in tasks:
-            of_end[id(end)] = len(runs)
-            status = end.status
-            ok = status == "Successful" or not is_failed(status)
-            # tuple.__new__ itself: TaskRun(...) is a Python-level __new__ call per attempt.
-            runs.append(
-                new(
-                    TaskRun,
-                    (
-                        end.stage_id,
-                        end.task_id,
-                        end.executor_id,
-                        end.start_exec_time,
-                        end.end_exec_time,
-                        ok,
-                    ),
-                )
+        # tuple.__new__ itself: TaskRun(...) is a Python-level __new__ call per attempt; and
+        # comprehensions, not a loop of appends (800,000 attempts at most).
+        new = tuple.__new__
+        self.runs: list[TaskRun] = [
+            new(
+                TaskRun,
+                (
+                    end.stage_id,
+                    end.task_id,
+                    end.executor_id,
+                    end.start_exec_time,
+                    end.end_exec_time,
+                    end.status == "Successful" or not is_failed(end.status),
+                ),
             )
+            for end in tasks
+        ]
+        self.of_end: dict[int, int] = {id(end): n for n, end in enumerate(tasks)}
+        self.of_row: dict[tuple[int, int], int] = {}
         # The payload's rows stand in for a stage's attempts where the detectors took them
         # (``timed``: no successful TaskEnd that ran), so that what they find is replayed.
         for (stage, ends), times_ in zip(stages, timed, strict=True):

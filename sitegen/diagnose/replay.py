@@ -220,7 +220,9 @@ class Replay:
         shared = [0] * pool if pool is not None else []
         pending: dict[int, list[int]] = {}
         end_all = 0
-        pop, push = heapq.heappop, heapq.heappush
+        # A slot's next free instant is the heap's least; the attempt's end replaces it in one
+        # call (``heapreplace``: the same values as a pop and a push, one sift fewer).
+        replace = heapq.heapreplace
 
         def run(n: int) -> bool:
             """Run attempt ``n``; return whether its stage has now ended."""
@@ -236,12 +238,12 @@ class Replay:
                 at = end_of[k]
             if not unlimited:
                 heap = shared if pool is not None else heaps[executor_of[n]]
-                free = pop(heap)
+                free = heap[0]
                 if free > at:
                     at = free
             end = at + durations.get(n, took[n]) if durations else at + took[n]
             if not unlimited:
-                push(heap, end)
+                replace(heap, end)
             end_of[n] = end
             if end > stage_end[stage]:
                 stage_end[stage] = end
@@ -282,11 +284,11 @@ class Replay:
                 end = at + durations.get(n, took[n]) if durations else at + took[n]
             else:
                 heap = shared if pool is not None else heaps[executor_of[n]]
-                free = pop(heap)
+                free = heap[0]
                 if free > at:
                     at = free
                 end = at + durations.get(n, took[n]) if durations else at + took[n]
-                push(heap, end)
+                replace(heap, end)
             end_of[n] = end
             if end > stage_end[stage]:
                 stage_end[stage] = end
@@ -333,12 +335,20 @@ def prepare(
     t0 = started_at if started_at > 0 else min((r.start for r in ran), default=0)
     if ran:
         t0 = min(t0, min(r.start for r in ran))
-    # tuple.__new__ itself: TaskRun._make is a Python-level call per attempt (a fifth of this).
+    # tuple.__new__ itself: TaskRun._make is a Python-level call per attempt (a fifth of this);
+    # the end is min(max(start, end), hi) as comparisons, not two calls an attempt.
     new = tuple.__new__
     every = [
         new(
             TaskRun,
-            (r.stage, r.task, r.executor, r.start - t0, min(max(r.start, r.end), hi) - t0, r.ok),
+            (
+                r.stage,
+                r.task,
+                r.executor,
+                r.start - t0,
+                (e if (e := r.end if r.end > r.start else r.start) < hi else hi) - t0,
+                r.ok,
+            ),
         )
         for r in runs
     ]

@@ -141,7 +141,7 @@ def spread(
     small stage's few tasks is the difference; th.trimmed_sigma corrects it for the slowest
     left out.
     """
-    logs = [math.log(max(d, 1)) for d in ordered]
+    logs = [math.log(1 if d < 1 else d) for d in ordered]  # max(d, 1), without its call
     centre, robust = scale or log_scale(ordered)
     fence = centre + th.OUTLIER_Z * max(robust, th.SIGMA_FLOOR)
     kept = len(logs) - 1

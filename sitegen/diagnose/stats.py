@@ -42,6 +42,6 @@ def log_scale(values: Sequence[float]) -> tuple[float, float]:
     Task and run times are right-skewed (roughly log-normal): on their logs the noise is
     symmetric, so one spread judges the slow and the fast alike.
     """
-    logs = sorted(math.log(max(v, 1.0)) for v in values)
+    logs = sorted(math.log(1.0 if v < 1.0 else v) for v in values)  # max(v, 1.0), no call
     centre = median(logs)
     return centre, MAD_SIGMA * mad(logs, centre)

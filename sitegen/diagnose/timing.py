@@ -59,10 +59,16 @@ def idle_gaps(
         start = starts[n]
         if start <= 0:
             continue  # never ran
-        start = min(start, completed_at)
+        # min and max as comparisons: one attempt at a time, 800,000 at most.
+        if start > completed_at:
+            start = completed_at
         if start - covered >= th.IDLE_MIN_GAP_MS:
             gaps.append(Gap(covered, start))
-        end = min(max(ends[n], start), completed_at)
+        end = ends[n]
+        if end < start:
+            end = start
+        if end > completed_at:
+            end = completed_at
         if end > covered:
             covered = end
     if completed_at - covered >= th.IDLE_MIN_GAP_MS:
