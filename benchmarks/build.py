@@ -502,6 +502,7 @@ def event_steps(logs: Path, site: Path) -> tuple[int, int] | None:
     from sitegen.builder import pipeline
 
     try:
+        from sitegen.builder.plan import inputs
         from sitegen.builder.plan.events import Hint
     except ImportError:
         return None
@@ -513,7 +514,8 @@ def event_steps(logs: Path, site: Path) -> tuple[int, int] | None:
             counted[0] += 1
         return 0
 
-    real_load, real_plan = pipeline.load, pipeline.plan
+    # Where the build calls them: the state is loaded with its inputs, the plan in its steps.
+    real_load, real_plan = inputs.load, pipeline.plan_changes
 
     def load(*args: Any) -> Any:
         state = real_load(*args)
@@ -540,7 +542,10 @@ def event_steps(logs: Path, site: Path) -> tuple[int, int] | None:
         return counted[0]
 
     steps: list[int] = []
-    with mock.patch.object(pipeline, "load", load), mock.patch.object(pipeline, "plan", plan):
+    with (
+        mock.patch.object(inputs, "load", load),
+        mock.patch.object(pipeline, "plan_changes", plan),
+    ):
         pipeline.build(options, hint=hint)  # lists: the watcher's first build
         first = renamed_into_place(0)
         try:

@@ -185,3 +185,24 @@ def test_readonce_benchmark_smoke_run(tmp_path: Path) -> None:
         ("gzip", "2"),
     ]
     assert [float(r) for kind, workers, r in ratios if workers == "1"] == [1.0, 1.0]
+
+
+def test_watch_line_counts_the_steps_of_one_event(tmp_path: Path) -> None:
+    """Line 8w's counter runs, and counts steps: a patch of a name the build no longer calls
+    (the state's loader, the plan) would count none, or stop it with an AttributeError."""
+    code = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import build; "
+        "work = Path(sys.argv[2]); logs = build.corpus(work / 'logs', 20, 2, 10); "
+        "site = work / 'site'; build._json_build(logs, site); "
+        "print(*build.event_steps(logs, site))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "benchmarks"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    added, removed = map(int, run.stdout.split())
+    # The listing diff and the plan visit a few rows an event, never none.
+    assert 0 < added < 2_000 and 0 < removed < 2_000, run.stdout
