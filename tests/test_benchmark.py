@@ -188,8 +188,9 @@ def test_readonce_benchmark_smoke_run(tmp_path: Path) -> None:
 
 
 def test_watch_line_counts_the_steps_of_one_event(tmp_path: Path) -> None:
-    """Line 8w's counter runs, and counts steps: a patch of a name the build no longer calls
-    (the state's loader, the plan) would count none, or stop it with an AttributeError."""
+    """Run line 8w's step counter on 20 jobs: it counts the steps of one event."""
+    # A patch of a name the build no longer calls (the state's loader, the plan) counts none,
+    # or stops the line with an AttributeError, as it did after builder/ moved.
     code = (
         "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import build; "
         "work = Path(sys.argv[2]); logs = build.corpus(work / 'logs', 20, 2, 10); "
