@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -86,6 +86,11 @@ def rows_change(now: int | None, before: int | None, comparable: bool) -> Markup
     return Markup(_rows_change(now, before, comparable))
 
 
+def _compared(cell: Callable[[int | None], str], now: int | None, before: int | None) -> str:
+    """Return a figure now and before as ``cell`` prints each, and its change."""
+    return f'{cell(now)}{cell(before)}<td class="num">{change(now, before)}</td>'
+
+
 def _rows_compared(
     now: int | None, ran: int | None, before: int | None, tried: int | None, comparable: bool
 ) -> str:
@@ -121,12 +126,14 @@ def comparison_rows(rows: Sequence[StageChange], comparable: bool = True) -> Mar
     out = []
     for row in rows:
         now, before = row.now, row.before
-        a = None if now is None else now.duration_ms
-        b = None if before is None else before.duration_ms
-        took = f'{duration_td(a)}{duration_td(b)}<td class="num">{change(a, b)}</td>'
-        a = None if now is None else now.tasks
-        b = None if before is None else before.tasks
-        tasks = f'{num_td(a)}{num_td(b)}<td class="num">{change(a, b)}</td>'
+        took = _compared(
+            duration_td,
+            None if now is None else now.duration_ms,
+            None if before is None else before.duration_ms,
+        )
+        tasks = _compared(
+            num_td, None if now is None else now.tasks, None if before is None else before.tasks
+        )
         out.append(
             f'<tr><th scope="row">{esc(row.stage_id)}</th>{took}{tasks}'
             f"{_rows_columns(row, comparable)}</tr>\n"
@@ -143,9 +150,8 @@ def job_row(summary: JobSummary, context: RunContext, comparable: bool = True) -
     took = summary.ended_at - summary.start_time
     now = took if took >= 0 else None
     before = context.baseline_ms
-    cells = [f'{duration_td(now)}{duration_td(before)}<td class="num">{change(now, before)}</td>']
     tasks, tried = summary.tasks, context.baseline_tasks
-    cells.append(f'{num_td(tasks)}{num_td(tried)}<td class="num">{change(tasks, tried)}</td>')
+    cells = [_compared(duration_td, now, before), _compared(num_td, tasks, tried)]
     cells.append(
         _rows_compared(summary.input_rows, tasks, context.baseline_input_rows, tried, comparable)
     )
