@@ -37,7 +37,7 @@ def within(begin: int, end: int) -> tuple[int, int, int]:
 # 17: each job's failed attempts by executor and error pattern (the Executors page), its
 # stages' failed attempts (not tasks) for the compare pages, and each scheduler's list by day.
 # 18: the executor rows a build records are added to executor_total and executor_hour by
-# one upsert per executor (and hour) a chunk of logs (Writes.put_many), not a trigger a row.
+# one upsert per executor (and hour) a chunk of logs (Writes.put_executors), not a trigger a row.
 FORMAT = 18
 
 # The executor rows' sums of evidence are kept in millionths, as integers.
@@ -146,7 +146,7 @@ CREATE TABLE executor(
 );
 CREATE INDEX executor_key ON executor(key);
 CREATE INDEX executor_newest ON executor(executor_id, published, start_time DESC, job_id);
--- The executors page's totals over the published jobs, kept as rows come (Writes.put_many:
+-- The executors page's totals over the published jobs, kept as rows come (Writes.put_executors:
 -- one upsert per executor a chunk of logs; a trigger a row cost a full build of 2,000 small
 -- jobs 30 ms), go and flip (triggers): summing 300,000 rows at 100,000 jobs cost every
 -- build 0.3 s.
@@ -173,7 +173,7 @@ WHEN NEW.published <> OLD.published BEGIN
     WHERE executor_id = NEW.executor_id;
 END;
 -- Each executor's evidence over the published jobs by the hour they started in, kept as
--- rows come (Writes.put_many, as executor_total), go and flip (triggers): the fleet verdict
+-- rows come (Writes.put_executors, as executor_total), go and flip (triggers): the fleet verdict
 -- is judged from these sums alone.
 CREATE TABLE executor_hour(
     executor_id TEXT NOT NULL,
